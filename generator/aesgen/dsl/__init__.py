@@ -1,0 +1,1 @@
+"""The kernel-building DSL: registers, operands, and a builder with an explicit context."""

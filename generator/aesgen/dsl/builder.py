@@ -1,0 +1,108 @@
+"""KernelBuilder: builds one Function over virtual registers, with an explicit context.
+
+Every instruction goes through the ISA table, so a wrong operand kind fails when the kernel
+is built, not when it is assembled. Usage::
+
+    b = KernelBuilder(load_table("x86_64"), "aesgen_foo")
+    x = b.xmm()
+    b.asm.movdqu(x, Mem(128, base=ptr))
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+from ..isa.table import InstructionTable
+from .ir import Comment, Function, Instruction, LabelDef
+from .operands import GP, VEC, VIRTUAL_BASE, Label, Mem, Operand, Reg
+
+
+class _Asm:
+    """``b.asm.NAME(*operands)`` emits instruction NAME; an attribute per table mnemonic."""
+
+    def __init__(self, builder: "KernelBuilder") -> None:
+        self._builder = builder
+
+    def __getattr__(self, name: str):
+        if not self._builder.table.forms_named(name):
+            raise AttributeError(f"{self._builder.table.isa} has no instruction {name!r}")
+
+        def emit(*operands: Operand, comment: str = "") -> None:
+            self._builder.emit(name, *operands, comment=comment)
+
+        return emit
+
+
+class KernelBuilder:
+    def __init__(self, table: InstructionTable, symbol: str, *, doc: str = "") -> None:
+        self.table = table
+        self.function = Function(symbol, doc=doc)
+        self.asm = _Asm(self)
+        self._next_id = VIRTUAL_BASE
+        self._labels: set[str] = set()
+        self._phase = "other"
+        self._region = ""
+
+    # --- values ---------------------------------------------------------------------
+    def gp(self) -> Reg:
+        """A fresh virtual 64-bit general-purpose register."""
+        self._next_id += 1
+        return Reg(GP, self._next_id, 64)
+
+    def xmm(self) -> Reg:
+        """A fresh virtual 128-bit vector register."""
+        self._next_id += 1
+        return Reg(VEC, self._next_id, 128)
+
+    def const(self, name: str, data: bytes, align: int = 16) -> Mem:
+        """A read-only constant, addressed RIP-relative; ``name`` must be unique per function."""
+        label = f".L{self.function.symbol}_{name}"
+        old = self.function.constants.get(label)
+        if old is not None and old != (align, data):
+            raise ValueError(f"constant {name} defined twice with different contents")
+        self.function.constants[label] = (align, data)
+        return Mem(8 * len(data), rip_label=label)
+
+    # --- control flow ---------------------------------------------------------------
+    def label(self, hint: str) -> Label:
+        name = f".L{self.function.symbol}_{hint}"
+        n = 1
+        while name in self._labels:
+            n += 1
+            name = f".L{self.function.symbol}_{hint}_{n}"
+        self._labels.add(name)
+        return Label(name)
+
+    def bind(self, label: Label) -> None:
+        self.function.body.append(LabelDef(label.name))
+
+    def comment(self, text: str) -> None:
+        self.function.body.append(Comment(text))
+
+    # --- annotation -----------------------------------------------------------------
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Instructions emitted inside count toward ``name`` in the per-phase reports."""
+        old, self._phase = self._phase, name
+        try:
+            yield
+        finally:
+            self._phase = old
+
+    @contextlib.contextmanager
+    def region(self, name: str) -> Iterator[None]:
+        """Mark a stretch of code (e.g. the steady-state batch loop of one key size)."""
+        old, self._region = self._region, name
+        try:
+            yield
+        finally:
+            self._region = old
+
+    # --- emission -------------------------------------------------------------------
+    def emit(self, name: str, *operands: Operand, comment: str = "") -> None:
+        form = self.table.match(name, tuple(operands))
+        self.function.body.append(
+            Instruction(form, tuple(operands), self._phase, self._region, comment))
+
+    def build(self) -> Function:
+        return self.function

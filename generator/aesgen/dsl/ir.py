@@ -1,0 +1,86 @@
+"""The kernel IR: instructions (a table form plus operands), label definitions, functions.
+
+A function body is a flat list of items in program order. Each instruction carries the
+*phase* it belongs to (counter, rounds_0_2, ...) and the *region* of code it sits in, so
+that reports can count instructions per phase of the steady-state loop.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..isa.table import Form
+from .operands import Label, Mem, Operand, Reg
+
+
+@dataclass(frozen=True)
+class Instruction:
+    form: Form
+    operands: tuple[Operand, ...]
+    phase: str = "other"
+    region: str = ""
+    comment: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.form.base_name
+
+    def registers_read(self) -> list[Reg]:
+        regs: list[Reg] = []
+        for spec, op in zip(self.form.operands, self.operands):
+            if isinstance(op, Reg) and "r" in spec.access:
+                regs.append(op)
+            elif isinstance(op, Mem):
+                regs.extend(op.registers())
+        return regs
+
+    def registers_written(self) -> list[Reg]:
+        return [op for spec, op in zip(self.form.operands, self.operands)
+                if isinstance(op, Reg) and "w" in spec.access]
+
+    def label_target(self) -> str | None:
+        for op in self.operands:
+            if isinstance(op, Label):
+                return op.name
+        return None
+
+    @property
+    def is_jump(self) -> bool:
+        return self.label_target() is not None
+
+    @property
+    def is_unconditional(self) -> bool:
+        return self.name in ("jmp", "ret")
+
+    def with_operands(self, operands: tuple[Operand, ...]) -> "Instruction":
+        return replace(self, operands=operands)
+
+
+@dataclass(frozen=True)
+class LabelDef:
+    name: str
+
+
+@dataclass(frozen=True)
+class Comment:
+    text: str
+
+
+Item = Instruction | LabelDef | Comment
+
+
+@dataclass
+class Function:
+    """A function being built or compiled: its symbol, body, ABI facts and pass results."""
+
+    symbol: str
+    body: list[Item] = field(default_factory=list)
+    returns_value: bool = False
+    doc: str = ""
+    # filled by passes
+    features: tuple[str, ...] = ()
+    saved_registers: tuple[Reg, ...] = ()
+    constants: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    scrub_vectors: bool = False
+
+    def instructions(self) -> list[Instruction]:
+        return [it for it in self.body if isinstance(it, Instruction)]

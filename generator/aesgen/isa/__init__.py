@@ -1,0 +1,1 @@
+"""Instruction tables, one data file per ISA, and the form matching that checks operand kinds."""

@@ -1,0 +1,90 @@
+"""Load an ISA's instruction table (a committed data file) and match operands to its forms."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from ..dsl.operands import Operand, kind_matches
+
+HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class OperandSpec:
+    kinds: tuple[str, ...]
+    access: str  # "r", "w" or "rw"
+
+    def accepts(self, operand: Operand) -> bool:
+        if operand.kind.startswith("m") and "m" in self.kinds:
+            return True
+        return any(kind_matches(operand, k) for k in self.kinds)
+
+
+@dataclass(frozen=True)
+class Form:
+    """One row of the table: a DSL name, the printed mnemonic, operand specs, features."""
+
+    name: str
+    mnemonic: str
+    operands: tuple[OperandSpec, ...]
+    features: tuple[str, ...]
+
+    @property
+    def base_name(self) -> str:
+        return self.name.split(".")[0]
+
+    def accepts(self, operands: tuple[Operand, ...]) -> bool:
+        return len(operands) == len(self.operands) and all(
+            spec.accepts(op) for spec, op in zip(self.operands, operands))
+
+    def signature(self) -> str:
+        return " ".join("/".join(s.kinds) for s in self.operands)
+
+
+@dataclass(frozen=True)
+class InstructionTable:
+    isa: str
+    forms: tuple[Form, ...]
+
+    def forms_named(self, name: str) -> list[Form]:
+        return [f for f in self.forms if f.base_name == name]
+
+    def match(self, name: str, operands: tuple[Operand, ...]) -> Form:
+        """The first form called ``name`` whose operand kinds accept ``operands``."""
+        candidates = self.forms_named(name)
+        if not candidates:
+            raise KeyError(f"{self.isa}: no instruction {name!r} in the table")
+        for form in candidates:
+            if form.accepts(operands):
+                return form
+        given = " ".join(op.kind for op in operands)
+        known = "; ".join(f.signature() for f in candidates)
+        raise TypeError(f"{self.isa}: {name} does not take ({given}); forms: {known}")
+
+
+def parse_table(isa: str, text: str) -> InstructionTable:
+    forms = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        head, _, feat = line.partition("[")
+        if not feat.endswith("]"):
+            raise ValueError(f"{isa}.isa:{lineno}: features must close with ']'")
+        words = head.split()
+        if len(words) < 2:
+            raise ValueError(f"{isa}.isa:{lineno}: need a name and a mnemonic")
+        specs = []
+        for word in words[2:]:
+            kinds, _, access = word.partition(":")
+            if access not in ("r", "w", "rw"):
+                raise ValueError(f"{isa}.isa:{lineno}: bad access {access!r} in {word!r}")
+            specs.append(OperandSpec(tuple(kinds.split("/")), access))
+        forms.append(Form(words[0], words[1], tuple(specs), tuple(feat[:-1].split())))
+    return InstructionTable(isa, tuple(forms))
+
+
+@cache
+def load_table(isa: str) -> InstructionTable:
+    return parse_table(isa, (HERE / f"{isa}.isa").read_text())

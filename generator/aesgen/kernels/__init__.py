@@ -1,0 +1,1 @@
+"""Lowerings: a KernelSpec becomes compiled Functions (init, set_iv, xor_stream, wipe)."""

@@ -1,0 +1,30 @@
+"""Structural checks before allocation: every label defined once and every jump lands."""
+from __future__ import annotations
+
+from ..dsl.ir import Function, Instruction, LabelDef
+from .abi import AbiSpec
+
+
+class StructureError(ValueError):
+    pass
+
+
+def verify_structure(function: Function, abi: AbiSpec) -> Function:
+    defined: set[str] = set()
+    for item in function.body:
+        if isinstance(item, LabelDef):
+            if item.name in defined:
+                raise StructureError(f"{function.symbol}: label {item.name} defined twice")
+            defined.add(item.name)
+    for ins in function.instructions():
+        target = ins.label_target()
+        if target is not None and target not in defined:
+            raise StructureError(f"{function.symbol}: jump to undefined label {target}")
+    last = function.instructions()[-1] if function.instructions() else None
+    if last is None or not last.is_unconditional:
+        raise StructureError(f"{function.symbol}: the body must end in ret or jmp")
+    for ins in function.instructions():
+        for op in ins.operands:
+            if getattr(op, "cls", None) == "gp" and op.id == 4:
+                raise StructureError(f"{function.symbol}: {ins.name} names rsp directly")
+    return function

@@ -1,0 +1,1 @@
+"""Printers: compiled Functions to assembler text, one module per ISA syntax."""

@@ -1,0 +1,85 @@
+"""GNU assembler text, AT&T syntax, for compiled x86-64 Functions.
+
+Directives that differ between object formats live in a Flavour, so Mach-O and Win64 can be
+added without touching the instruction printing. Only ELF exists today.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dsl.ir import Comment, Function, Instruction, LabelDef
+from ..dsl.operands import Imm, Label, Mem, Reg
+
+
+@dataclass(frozen=True)
+class ElfFlavour:
+    name: str = "elf"
+
+    def symbol(self, name: str) -> str:
+        return name
+
+    def function_start(self, sym: str) -> list[str]:
+        return [f"\t.globl\t{sym}", f"\t.type\t{sym}, @function", "\t.p2align\t5", f"{sym}:"]
+
+    def function_end(self, sym: str) -> list[str]:
+        return [f"\t.size\t{sym}, .-{sym}"]
+
+    def rodata_section(self) -> str:
+        return "\t.section\t.rodata"
+
+    def text_section(self) -> str:
+        return "\t.text"
+
+
+def format_operand(op) -> str:
+    if isinstance(op, Reg):
+        if op.is_virtual:
+            raise ValueError(f"virtual register {op!r} reached the printer")
+        return f"%{op.name()}"
+    if isinstance(op, Imm):
+        return f"${op.value}" if -4096 < op.value < 4096 else f"${op.value:#x}"
+    if isinstance(op, Label):
+        return op.name
+    if isinstance(op, Mem):
+        if op.rip_label is not None:
+            disp = f"{op.rip_label}+{op.disp}" if op.disp else op.rip_label
+            return f"{disp}(%rip)"
+        disp = str(op.disp) if op.disp else ""
+        if op.index is None:
+            return f"{disp}({format_operand(op.base)})"
+        return f"{disp}({format_operand(op.base)},{format_operand(op.index)},{op.scale})"
+    raise TypeError(f"cannot print operand {op!r}")
+
+
+def format_instruction(ins: Instruction) -> str:
+    ops = ", ".join(format_operand(op) for op in reversed(ins.operands))
+    text = f"\t{ins.form.mnemonic}\t{ops}" if ops else f"\t{ins.form.mnemonic}"
+    if ins.comment:
+        text = f"{text:<48}# {ins.comment}"
+    return text
+
+
+def print_function(function: Function, flavour: ElfFlavour = ElfFlavour()) -> str:
+    sym = flavour.symbol(function.symbol)
+    lines: list[str] = []
+    if function.doc:
+        lines += [f"# {line}".rstrip() for line in function.doc.splitlines()]
+    lines += [f"# Requires: {', '.join(function.features) or 'baseline x86-64'}"]
+    lines += [flavour.text_section()] + flavour.function_start(sym)
+    for item in function.body:
+        if isinstance(item, Instruction):
+            lines.append(format_instruction(item))
+        elif isinstance(item, LabelDef):
+            lines.append(f"{item.name}:")
+        elif isinstance(item, Comment):
+            lines.append(f"\t# {item.text}")
+    lines += flavour.function_end(sym)
+    if function.constants:
+        lines.append(flavour.rodata_section())
+        for label, (align, data) in function.constants.items():
+            lines.append(f"\t.p2align\t{align.bit_length() - 1}")
+            lines.append(f"{label}:")
+            for i in range(0, len(data), 16):
+                chunk = ", ".join(f"{b:#04x}" for b in data[i:i + 16])
+                lines.append(f"\t.byte\t{chunk}")
+    return "\n".join(lines) + "\n"
