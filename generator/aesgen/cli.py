@@ -111,12 +111,13 @@ def generate(cpu, methods, faces, keys, prefix, output) -> None:
     import re
 
     from .emit.generate import GenerateRequest, OutputError, render_set, write_set
+    from .passes.regalloc import AllocationError
 
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
         raise UserError(f"bad prefix {prefix!r}: it must be a C identifier")
+    why = None
     if cpu == "native":
         preset, why = _native_preset()
-        click.echo(f"aesgen: --cpu native chose {why}", err=True)
     else:
         preset = find_preset(cpu)
     offered = tuple(m.method for m in preset.methods)
@@ -135,12 +136,17 @@ def generate(cpu, methods, faces, keys, prefix, output) -> None:
     out_dir = Path(output) if output else Path("out") / preset.name
     command = "aesgen " + shlex.join(sys.argv[1:])
     req = GenerateRequest(preset, chosen_methods, chosen_faces, chosen_keys, prefix, command)
-    files = render_set(req)
+    try:
+        files = render_set(req)
+    except (ValueError, AllocationError) as e:
+        raise UserError(f"cannot generate for preset {preset.name}: {e}")
     try:
         written = write_set(files, out_dir)
     except OutputError as e:
         raise UserError(str(e))
     kernels = json.loads(files["manifest.json"])["kernels"]
+    if why:
+        click.echo(f"aesgen: --cpu native chose {why}")
     click.echo(f"aesgen: wrote {len(written)} files for preset {preset.name} to {out_dir} "
                f"({len(kernels)} kernels: {', '.join(k['name'] for k in kernels)})")
 

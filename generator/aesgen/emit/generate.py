@@ -135,35 +135,58 @@ def manifest_text(req: GenerateRequest, compiled: list[CompiledKernel],
 
 
 def write_set(files: dict[str, str], out_dir: Path) -> list[Path]:
-    """Write every file or none: render into a temporary folder beside ``out_dir``, then
-    move the files in. Files an older manifest listed that the new set lacks are removed."""
+    """Write every file or none.
+
+    The set is rendered into a temporary folder beside ``out_dir``; then each existing file
+    is moved aside and the new one moved in. If any step fails, what was moved is put back,
+    so the folder holds the old set or the new one. Files an older manifest listed that the
+    new set lacks are removed at the end.
+    """
     out_dir = out_dir.absolute()
     parent = out_dir.parent
     try:
-        parent.mkdir(parents=True, exist_ok=True)
         if out_dir.exists() and not out_dir.is_dir():
-            raise OutputError(f"output path {out_dir} exists and is not a folder")
+            raise OutputError(f"cannot write to output folder {out_dir}: it is a file, not a folder")
+        for name in files:
+            if (out_dir / name).is_dir():
+                raise OutputError(f"cannot write {out_dir / name}: a folder is in the way")
+        parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=parent))
+    except OutputError:
+        raise
     except OSError as e:
         raise OutputError(f"cannot write to output folder {out_dir}: "
                           f"{e.strerror or e}") from e
+    created_dir = False
+    moved: list[tuple[str, bool]] = []          # (name, had an old file)
+    backup = tmp / ".old"
     try:
+        backup.mkdir()
         for name, text in files.items():
             (tmp / name).write_text(text)
         old = _old_manifest_files(out_dir)
-        out_dir.mkdir(exist_ok=True)
-        if not os.access(out_dir, os.W_OK):
-            raise OutputError(f"cannot write to output folder {out_dir}: permission denied")
-        written = []
+        if not out_dir.exists():
+            out_dir.mkdir()
+            created_dir = True
         for name in sorted(files):
+            had_old = (out_dir / name).exists()
+            if had_old:
+                os.replace(out_dir / name, backup / name)
+            moved.append((name, had_old))
             os.replace(tmp / name, out_dir / name)
-            written.append(out_dir / name)
         for stale in sorted(old - set(files)):
             (out_dir / stale).unlink(missing_ok=True)
-        return written
+        return [out_dir / name for name in sorted(files)]
     except OSError as e:
-        if isinstance(e, OutputError):
-            raise
+        for name, had_old in reversed(moved):
+            try:
+                (out_dir / name).unlink(missing_ok=True)
+                if had_old:
+                    os.replace(backup / name, out_dir / name)
+            except OSError:
+                pass
+        if created_dir:
+            shutil.rmtree(out_dir, ignore_errors=True)
         raise OutputError(f"cannot write to output folder {out_dir}: {e.strerror or e}") from e
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

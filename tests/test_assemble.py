@@ -1,0 +1,232 @@
+"""Every rendered set assembles and compiles; generated files carry their headers.
+
+The real assembler and compilers are the judges: gcc -c for each .S, gcc and g++ with
+warnings as errors for the header and registry, nm for the exported symbols.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from aesgen.emit.generate import GenerateRequest, kernel_file_name, render_set
+from aesgen.kernels.spec import FACE_LEVELS
+from aesgen.targets import all_presets
+
+PRESETS = all_presets()
+
+# (FACE levels, key sizes, prefix): each key-size subset, every FACE level, custom prefixes
+CONFIGS = {
+    "k128": (FACE_LEVELS, (128,), "aesgen_"),
+    "k192-256": (FACE_LEVELS, (192, 256), "aesgen_"),
+    "kall": (FACE_LEVELS, (128, 192, 256), "aesgen_"),
+    "kall-MyLib_": (FACE_LEVELS, (128, 192, 256), "MyLib_"),
+    "r1-k128-256-x": (("r1",), (128, 256), "x"),
+}
+
+
+@functools.cache
+def rendered(preset: str, config: str) -> tuple[GenerateRequest, dict[str, str]]:
+    faces, keys, prefix = CONFIGS[config]
+    p = PRESETS[preset]
+    command = (f"aesgen generate --cpu {preset} --face {','.join(faces)} "
+               f"--keys {','.join(map(str, keys))} --prefix {prefix} -o out/{config}")
+    req = GenerateRequest(p, tuple(m.method for m in p.methods), faces, keys, prefix, command)
+    return req, render_set(req)
+
+
+CASES = [pytest.param(p, c, id=f"{p}-{c}") for p in PRESETS for c in CONFIGS]
+
+
+def run(cmd: list[str], cwd: Path) -> None:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}{proc.stderr}"
+    assert not proc.stderr.strip(), f"{' '.join(cmd)} warned:\n{proc.stderr}"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """``built(preset, config)`` -> (request, files, folder with files and objects); cached."""
+    cache = {}
+
+    def build(preset: str, config: str):
+        if (preset, config) not in cache:
+            req, files = rendered(preset, config)
+            d = tmp_path_factory.mktemp(f"{preset}-{config}")
+            for name, text in files.items():
+                (d / name).write_text(text)
+            for name in files:
+                if name.endswith(".S"):
+                    run(["gcc", "-c", "-o", name[:-2] + ".o", name], d)
+            run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c",
+                 "-o", "aesgen_registry.o", "aesgen_registry.c"], d)
+            cache[(preset, config)] = (req, files, d)
+        return cache[(preset, config)]
+
+    return build
+
+
+def nm(obj: Path, *flags: str) -> list[tuple[str, str]]:
+    out = subprocess.run(["nm", *flags, str(obj)], capture_output=True, text=True, check=True)
+    rows = []
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        rows.append((parts[-2], parts[-1]))          # (type, name); undefined rows lack a value
+    return rows
+
+
+@pytest.mark.parametrize("preset, config", CASES)
+def test_every_file_assembles_and_compiles(preset, config, built):
+    req, files, d = built(preset, config)
+    faces = CONFIGS[config][0]
+    assert sorted(n for n in files if n.endswith(".S")) == sorted(
+        f"{m.method}_face_{f}.S" for m in PRESETS[preset].methods for f in faces)
+    for name in files:
+        if name.endswith(".S"):
+            assert (d / (name[:-2] + ".o")).stat().st_size > 0
+    assert (d / "aesgen_registry.o").exists()
+
+
+@pytest.mark.parametrize("preset, config", CASES)
+def test_header_compiles_as_cxx(preset, config, built):
+    req, files, d = built(preset, config)
+    prefix = req.prefix
+    manifest = json.loads(files["manifest.json"])
+    uses = "\n".join(f"    (void)&{k['symbols']['xor_stream']};" for k in manifest["kernels"])
+    (d / "use.cpp").write_text(f"""#include "aesgen.h"
+#include "aesgen.h"
+int main() {{
+    const {prefix}kernel *k = &{prefix}kernels[0];
+    (void)k;
+    (void){prefix}kernel_count;
+    (void){prefix}key_bits_supported;
+{uses}
+    return {prefix}cpu_feature_name({req.prefix.upper()}CPU_AESNI) == nullptr;
+}}
+""")
+    run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-c", "-o", "use.o", "use.cpp"], d)
+    # and the registry itself, compiled as C++
+    run(["g++", "-std=c++17", "-Wall", "-Werror", "-x", "c++", "-c", "-o", "registry_cxx.o",
+         "aesgen_registry.c"], d)
+
+
+@pytest.mark.parametrize("preset, config", CASES)
+def test_exported_symbols_start_with_prefix(preset, config, built):
+    req, files, d = built(preset, config)
+    manifest = json.loads(files["manifest.json"])
+    want = {s for k in manifest["kernels"] for s in k["symbols"].values()}
+    got = set()
+    for obj in sorted(d.glob("*.o")):
+        if obj.name in ("use.o", "registry_cxx.o"):
+            continue
+        for kind, name in nm(obj, "-g", "--defined-only"):
+            assert name.startswith(req.prefix), f"{obj.name} exports {name} ({kind})"
+            got.add(name)
+        if obj.suffix == ".o" and obj.stem != "aesgen_registry":
+            assert nm(obj, "-u") == [], f"{obj.name} needs symbols from elsewhere"
+    p = req.prefix
+    assert got == want | {f"{p}kernels", f"{p}kernel_count", f"{p}key_bits_supported",
+                          f"{p}cpu_features", f"{p}cpu_feature_name"}
+
+
+def _functions(text: str) -> dict[str, list[str]]:
+    """Global symbol -> the lines of the .S from the end of the previous function up to and
+    including its .size directive."""
+    out, chunk = {}, []
+    for line in text.splitlines():
+        chunk.append(line)
+        m = re.match(r"\t\.size\t(\w+), \.-(\w+)$", line)
+        if m:
+            out[m.group(1)] = chunk
+            chunk = []
+    return out
+
+
+@pytest.mark.parametrize("preset, config", CASES)
+def test_kernel_text_structure(preset, config):
+    req, files = rendered(preset, config)
+    manifest = json.loads(files["manifest.json"])
+    preset_features = set(PRESETS[preset].features)
+    for k in manifest["kernels"]:
+        text = files[k["file"]]
+        assert '\t.section\t.note.GNU-stack,"",@progbits' in text, k["file"]
+        globls = re.findall(r"^\t\.globl\t(\S+)$", text, re.M)
+        assert sorted(globls) == sorted(k["symbols"].values())
+        functions = _functions(text)
+        assert sorted(functions) == sorted(globls)
+        for sym, lines in functions.items():
+            assert f"\t.type\t{sym}, @function" in lines
+            start = lines.index(f"{sym}:")
+            body = [ln.strip() for ln in lines[start + 1:]
+                    if ln.startswith("\t") and not ln.startswith(("\t.", "\t#"))]
+            assert body[0] == "endbr64", f"{sym} starts with {body[0]!r}"
+            requires = [ln for ln in lines[:start] if ln.startswith("# Requires: ")]
+            assert len(requires) == 1, f"{sym}: {len(requires)} '# Requires:' lines"
+            named = requires[0][len("# Requires: "):]
+            feats = set() if named == "baseline x86-64" else set(named.split(", "))
+            assert feats <= preset_features, f"{sym} requires {feats - preset_features}"
+            assert feats <= set(k["features"])
+
+
+CALLEE_SAVED = ("%rbx", "%rbp", "%r12", "%r13", "%r14", "%r15")
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_frames_save_callee_saved_and_scrub_vectors(preset):
+    """Every callee-saved register a function writes is pushed after endbr64 and popped in
+    reverse before each ret; init and xor_stream zero the vector registers they used."""
+    req, files = rendered(preset, "kall")
+    for k in json.loads(files["manifest.json"])["kernels"]:
+        functions = _functions(files[k["file"]])
+        for entry, sym in k["symbols"].items():
+            lines = functions[sym]
+            start = lines.index(f"{sym}:")
+            body = [ln.split("#", 1)[0].strip() for ln in lines[start + 1:]
+                    if ln.startswith("\t") and not ln.startswith(("\t.", "\t#"))]
+            text = "\n".join(body)
+            used = [r for r in CALLEE_SAVED if re.search(rf"{re.escape(r)}\b", text)]
+            pushed = [ln.split()[1] for ln in body if ln.startswith("pushq")]
+            assert sorted(pushed) == sorted(used), sym
+            assert body[1:1 + len(pushed)] == [f"pushq\t{r}" for r in pushed], sym
+            vectors = sorted(set(re.findall(r"%xmm\d+", text)))
+            rets = [i for i, ln in enumerate(body) if ln == "ret"]
+            assert rets, sym
+            for i in rets:
+                n = len(pushed)
+                assert body[i - n:i] == [f"popq\t{r}" for r in reversed(pushed)], sym
+                if entry in ("init", "xor_stream"):
+                    before = body[:i - n]
+                    if before[-1] == "vzeroall":
+                        continue
+                    assert vectors, sym
+                    zeroed = {ln.split()[1].split(",")[0] for ln in before[-len(vectors):]
+                              if re.fullmatch(r"pxor\t(%xmm\d+), \1", ln)}
+                    assert zeroed == set(vectors), f"{sym} returns with vectors not cleared"
+
+
+@pytest.mark.parametrize("preset, config", CASES)
+def test_first_line_names_the_command(preset, config):
+    req, files = rendered(preset, config)
+    for name, text in files.items():
+        first = text.splitlines()[0]
+        if name == "manifest.json":
+            data = json.loads(text)
+            assert next(iter(data)) == "_comment"
+            first = data["_comment"]
+            assert data["command"] == req.command
+        assert req.command in first, f"{name}: {first}"
+        assert "DO NOT EDIT" in first, f"{name}: {first}"
+    manifest = json.loads(files["manifest.json"])
+    assert manifest["files"] == sorted(files)
+    assert {k["file"] for k in manifest["kernels"]} == {
+        kernel_file_name_for(k) for k in manifest["kernels"]}
+
+
+def kernel_file_name_for(k: dict) -> str:
+    from aesgen.kernels.spec import KernelSpec
+
+    return kernel_file_name(KernelSpec(k["method"], k["face"]))
