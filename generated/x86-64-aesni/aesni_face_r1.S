@@ -27,13 +27,31 @@
 aesgen_aesni_face_r1_init:
 	endbr64
 	cmpq	$16, %rdx
+	je	.Laesgen_aesni_face_r1_init_accepted
+	cmpq	$24, %rdx
+	je	.Laesgen_aesni_face_r1_init_accepted
+	cmpq	$32, %rdx
+	je	.Laesgen_aesni_face_r1_init_accepted
+	movl	$-1, %eax
+	jmp	.Laesgen_aesni_face_r1_init_return
+.Laesgen_aesni_face_r1_init_accepted:
+	pxor	%xmm0, %xmm0
+	movq	%rdi, %rax
+	movq	$22, %r8
+.Laesgen_aesni_face_r1_init_zero:
+	movdqa	%xmm0, (%rax)
+	movdqa	%xmm0, 16(%rax)
+	movdqa	%xmm0, 32(%rax)
+	movdqa	%xmm0, 48(%rax)
+	addq	$64, %rax
+	decq	%r8
+	jne	.Laesgen_aesni_face_r1_init_zero
+	cmpq	$16, %rdx
 	je	.Laesgen_aesni_face_r1_init_key128
 	cmpq	$24, %rdx
 	je	.Laesgen_aesni_face_r1_init_key192
 	cmpq	$32, %rdx
 	je	.Laesgen_aesni_face_r1_init_key256
-	movl	$-1, %eax
-	jmp	.Laesgen_aesni_face_r1_init_return
 .Laesgen_aesni_face_r1_init_key128:
 	movl	(%rsi), %eax
 	movl	%eax, (%rdi)
@@ -2371,14 +2389,14 @@ aesgen_aesni_face_r1_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
 	movq	$22, %rax
-.Laesgen_aesni_face_r1_wipe_loop:
+.Laesgen_aesni_face_r1_wipe_zero:
 	movdqa	%xmm0, (%rdi)
 	movdqa	%xmm0, 16(%rdi)
 	movdqa	%xmm0, 32(%rdi)
 	movdqa	%xmm0, 48(%rdi)
 	addq	$64, %rdi
 	decq	%rax
-	jne	.Laesgen_aesni_face_r1_wipe_loop
+	jne	.Laesgen_aesni_face_r1_wipe_zero
 	ret
 	.size	aesgen_aesni_face_r1_wipe, .-aesgen_aesni_face_r1_wipe
 

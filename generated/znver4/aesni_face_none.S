@@ -27,13 +27,31 @@
 aesgen_aesni_face_none_init:
 	endbr64
 	cmpq	$16, %rdx
+	je	.Laesgen_aesni_face_none_init_accepted
+	cmpq	$24, %rdx
+	je	.Laesgen_aesni_face_none_init_accepted
+	cmpq	$32, %rdx
+	je	.Laesgen_aesni_face_none_init_accepted
+	movl	$-1, %eax
+	jmp	.Laesgen_aesni_face_none_init_return
+.Laesgen_aesni_face_none_init_accepted:
+	vpxor	%xmm0, %xmm0, %xmm0
+	movq	%rdi, %rax
+	movq	$6, %r8
+.Laesgen_aesni_face_none_init_zero:
+	vmovdqa	%xmm0, (%rax)
+	vmovdqa	%xmm0, 16(%rax)
+	vmovdqa	%xmm0, 32(%rax)
+	vmovdqa	%xmm0, 48(%rax)
+	addq	$64, %rax
+	decq	%r8
+	jne	.Laesgen_aesni_face_none_init_zero
+	cmpq	$16, %rdx
 	je	.Laesgen_aesni_face_none_init_key128
 	cmpq	$24, %rdx
 	je	.Laesgen_aesni_face_none_init_key192
 	cmpq	$32, %rdx
 	je	.Laesgen_aesni_face_none_init_key256
-	movl	$-1, %eax
-	jmp	.Laesgen_aesni_face_none_init_return
 .Laesgen_aesni_face_none_init_key128:
 	movl	(%rsi), %eax
 	movl	%eax, (%rdi)
@@ -1433,14 +1451,14 @@ aesgen_aesni_face_none_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	$6, %rax
-.Laesgen_aesni_face_none_wipe_loop:
+.Laesgen_aesni_face_none_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)
 	vmovdqa	%xmm0, 32(%rdi)
 	vmovdqa	%xmm0, 48(%rdi)
 	addq	$64, %rdi
 	decq	%rax
-	jne	.Laesgen_aesni_face_none_wipe_loop
+	jne	.Laesgen_aesni_face_none_wipe_zero
 	vzeroupper
 	ret
 	.size	aesgen_aesni_face_none_wipe, .-aesgen_aesni_face_none_wipe

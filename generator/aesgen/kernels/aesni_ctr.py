@@ -97,11 +97,18 @@ def build_init(k: _Kernel) -> Function:
     ret = b.label("return")
     common = b.label("common")
     per_size = {bits: b.label(f"key{bits}") for bits in k.spec.key_bits}
+    accepted = b.label("accepted")
+    for bits in per_size:
+        a.cmp(key_len, Imm(bits // 8))
+        a.je(accepted)
+    a.mov(gp("eax"), Imm(-1))          # a refused key leaves the context as it was
+    a.jmp(ret)
+    b.bind(accepted)
+    with b.phase("clear_context"):     # re-keying forgets every byte of the old key's state
+        _zero_context(k, b, v, ctx)
     for bits, label in per_size.items():
         a.cmp(key_len, Imm(bits // 8))
         a.je(label)
-    a.mov(gp("eax"), Imm(-1))
-    a.jmp(ret)
     rcon = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1B, 0x36]
     for bits, label in per_size.items():
         b.bind(label)
@@ -167,23 +174,28 @@ def build_set_iv(k: _Kernel) -> Function:
     return b.build()
 
 
-def build_wipe(k: _Kernel) -> Function:
-    b, v = k.builder("wipe", f"wipe(ctx): zero all {k.layout.size} bytes of the context.")
+def _zero_context(k: _Kernel, b: KernelBuilder, v: VectorOps, ctx: Reg) -> None:
+    """Store zeros over all ctx_size bytes (a multiple of 64), 64 bytes an iteration."""
     a = b.asm
-    a.endbr64()
-    (ctx,) = k.args(b, 1)
-    z = b.xmm()
+    z, p, n = b.xmm(), b.gp(), b.gp()
     v.xor(z, z, z)
-    n = b.gp()
+    a.mov(p, ctx)
     a.mov(n, Imm(k.layout.size // 64))
-    loop = b.label("loop")
+    loop = b.label("zero")
     b.bind(loop)
     for off in range(0, 64, 16):
-        v.store(_m(128, ctx, off), z)
-    a.add(ctx, Imm(64))
+        v.store(_m(128, p, off), z)
+    a.add(p, Imm(64))
     a.dec(n)
     a.jne(loop)
-    a.ret()
+
+
+def build_wipe(k: _Kernel) -> Function:
+    b, v = k.builder("wipe", f"wipe(ctx): zero all {k.layout.size} bytes of the context.")
+    b.asm.endbr64()
+    (ctx,) = k.args(b, 1)
+    _zero_context(k, b, v, ctx)
+    b.asm.ret()
     return b.build()
 
 

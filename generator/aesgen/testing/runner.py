@@ -62,13 +62,13 @@ def run_pytest(root: Path, builddir: Path) -> Tally:
 
 
 def run_gtest_binary(binary: Path, gtest_filter: str | None) -> Tally:
-    report = binary.with_name("gtest-results.json")
+    report = binary.with_name("gtest-results.xml")
     log = binary.with_name("gtest.log")
     report.unlink(missing_ok=True)
-    cmd = [str(binary), f"--gtest_output=json:{report}"]
+    cmd = [str(binary), f"--gtest_output=xml:{report}"]
     if gtest_filter:
         cmd.append(f"--gtest_filter={gtest_filter}")
-    _say(f"== {binary.relative_to(binary.parents[2])}  (log: {log})")
+    _say(f"== {binary.parent.name}/{binary.name}  (log: {log})")
     with log.open("w") as out:
         proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT)
     tally = Tally()
@@ -76,21 +76,20 @@ def run_gtest_binary(binary: Path, gtest_filter: str | None) -> Tally:
         tally.failed += 1
         tally.notes.append(f"{binary}: no report (exit {proc.returncode}); see {log}")
         return tally
-    data = json.loads(report.read_text())
-    for suite in data.get("testsuites", []):
-        for case in suite.get("testsuite", []):
-            name = f"{suite['name']}.{case['name']}"
-            if case.get("failures"):
-                tally.failed += 1
-                msg = case["failures"][0].get("failure", "").splitlines()
-                tally.notes.append(f"FAILED {name}: {' | '.join(msg[:3])}")
-            elif case.get("result") == "SKIPPED":
-                tally.skipped += 1
-                reason = case.get("skipped", [{}])
-                text = reason[0].get("message", "") if reason else ""
-                tally.notes.append(f"skipped {name}: {text.strip() or 'see ' + str(log)}")
-            else:
-                tally.passed += 1
+    for case in ET.parse(report).getroot().iter("testcase"):
+        name = f"{binary.parent.name}: {case.get('classname')}.{case.get('name')}"
+        failure = case.find("failure")
+        skipped = case.find("skipped")
+        if failure is not None:
+            tally.failed += 1
+            msg = (failure.get("message") or "").splitlines()
+            tally.notes.append(f"FAILED {name}: {' | '.join(msg[:3])}")
+        elif skipped is not None or case.get("result") == "skipped":
+            tally.skipped += 1
+            text = (skipped.get("message") if skipped is not None else "") or ""
+            tally.notes.append(f"skipped {name}: {text.strip() or 'see ' + str(log)}")
+        elif case.get("status") == "run":
+            tally.passed += 1
     if proc.returncode != 0 and tally.failed == 0:
         tally.failed += 1
         tally.notes.append(f"{binary} exited {proc.returncode}; see {log}")

@@ -1,0 +1,119 @@
+/*
+ * abi_check.h: call a function through an assembly trampoline that checks
+ * the System V AMD64 calling convention around the call.
+ *
+ * aesgen_abi_call4(fn, a0, a1, a2, a3, &ret) calls fn(a0, a1, a2, a3) with
+ * the four arguments in rdi, rsi, rdx, rcx and the stack pointer 16-byte
+ * aligned at the call.  Before the call it loads a distinctive value into
+ * each callee-saved general register and junk into the caller-saved ones
+ * that carry no argument (rax, r8, r9, r10).  After the call it checks:
+ *
+ *   - rbx, rbp, r12, r13, r14, r15 still hold their distinctive values;
+ *   - rsp is what it was before the call (the trampoline keeps its own
+ *     copy in thread-local storage, so it recovers even if rsp moved);
+ *   - the direction flag is clear;
+ *   - the MXCSR control bits (rounding, masks, FZ, DAZ) are unchanged
+ *     (the six sticky status flags are caller-saved and are ignored);
+ *   - the x87 control word is unchanged and the x87 register stack is
+ *     empty (all tags "empty": no MMX use without EMMS);
+ *   - 32 bytes of canary words in the trampoline's own frame, just above
+ *     the return address, are intact (the callee wrote nothing into its
+ *     caller's frame).
+ *
+ * It returns a mask of AESGEN_ABI_* bits, 0 when everything held, and stores
+ * the callee's rax through ret (when ret is not NULL).  Whatever it finds, it
+ * restores its caller's state before returning, so one bad kernel does not
+ * take the rest of the test binary down with it.
+ *
+ * x86-64 SysV (ELF) only.  Safe to use from several threads at once: the
+ * saved stack pointer lives in thread-local storage.  Not reentrant within
+ * one thread (fn must not itself call aesgen_abi_call4).
+ */
+#ifndef AESGEN_HARNESS_ABI_CHECK_H
+#define AESGEN_HARNESS_ABI_CHECK_H
+
+#define AESGEN_ABI_RBX    0x001
+#define AESGEN_ABI_RBP    0x002
+#define AESGEN_ABI_R12    0x004
+#define AESGEN_ABI_R13    0x008
+#define AESGEN_ABI_R14    0x010
+#define AESGEN_ABI_R15    0x020
+#define AESGEN_ABI_RSP    0x040
+#define AESGEN_ABI_DF     0x080
+#define AESGEN_ABI_MXCSR  0x100
+#define AESGEN_ABI_X87CW  0x200
+#define AESGEN_ABI_X87TAG 0x400
+#define AESGEN_ABI_FRAME  0x800
+#define AESGEN_ABI_ALL    0xfff
+
+#ifndef __ASSEMBLER__
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+uint64_t aesgen_abi_call4(const void *fn, uint64_t a0, uint64_t a1, uint64_t a2,
+                          uint64_t a3, uint64_t *ret);
+
+/* Self-test functions in abi_check_x86_64.S.  Each bad one breaks exactly
+ * one rule (the one its name says) and then returns normally. */
+void aesgen_abi_bad_rbx(void);
+void aesgen_abi_bad_rbp(void);
+void aesgen_abi_bad_r12(void);
+void aesgen_abi_bad_r13(void);
+void aesgen_abi_bad_r14(void);
+void aesgen_abi_bad_r15(void);
+void aesgen_abi_bad_rsp(void);   /* returns with rsp 16 bytes too low */
+void aesgen_abi_bad_df(void);    /* returns with the direction flag set */
+void aesgen_abi_bad_mxcsr(void); /* changes the rounding mode */
+void aesgen_abi_bad_x87cw(void); /* changes the x87 precision control */
+void aesgen_abi_bad_x87tag(void);/* leaves a value on the x87 stack */
+void aesgen_abi_bad_frame(void); /* writes into its caller's frame */
+/* A well-behaved function that clobbers every caller-saved register it may
+ * (rax, rcx, rdx, rsi, rdi, r8-r11, xmm0-15, MXCSR status flags, flags) and
+ * returns a0 ^ rol(a1, 8) ^ rol(a2, 16) ^ rol(a3, 24). */
+uint64_t aesgen_abi_good_volatile(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
+
+/* Name of one AESGEN_ABI_* bit ("rbx", "direction flag", ...), or NULL. */
+static inline const char *aesgen_abi_bit_name(unsigned bit) {
+    switch (bit) {
+    case AESGEN_ABI_RBX: return "rbx";
+    case AESGEN_ABI_RBP: return "rbp";
+    case AESGEN_ABI_R12: return "r12";
+    case AESGEN_ABI_R13: return "r13";
+    case AESGEN_ABI_R14: return "r14";
+    case AESGEN_ABI_R15: return "r15";
+    case AESGEN_ABI_RSP: return "rsp";
+    case AESGEN_ABI_DF: return "direction flag (DF set on return)";
+    case AESGEN_ABI_MXCSR: return "MXCSR control bits";
+    case AESGEN_ABI_X87CW: return "x87 control word";
+    case AESGEN_ABI_X87TAG: return "x87 tag word (x87/MMX stack not empty: missing EMMS?)";
+    case AESGEN_ABI_FRAME: return "caller's stack frame (write above the return address)";
+    default: return 0;
+    }
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+#include <string>
+
+/* "rbx, r12" for a mask; "none" for 0. */
+inline std::string aesgen_abi_describe(uint64_t mask) {
+    if (mask == 0) return "none";
+    std::string s;
+    for (unsigned bit = 1; bit <= AESGEN_ABI_ALL; bit <<= 1) {
+        if (!(mask & bit)) continue;
+        if (!s.empty()) s += ", ";
+        s += aesgen_abi_bit_name(bit);
+    }
+    if (mask & ~static_cast<uint64_t>(AESGEN_ABI_ALL)) {
+        if (!s.empty()) s += ", ";
+        s += "unknown bits";
+    }
+    return s;
+}
+#endif /* __cplusplus */
+#endif /* !__ASSEMBLER__ */
+#endif /* AESGEN_HARNESS_ABI_CHECK_H */
