@@ -8,7 +8,7 @@ VENV="$ROOT/.venv"
 STAMP="$VENV/.aesgen-installed"
 
 # Debian packages: compilers, ninja, OpenSSL (the test oracle), GoogleTest.
-SYSTEM_PACKAGES=(gcc g++ binutils ninja-build libssl-dev libgtest-dev)
+SYSTEM_PACKAGES=(gcc g++ binutils ninja-build libssl-dev libgtest-dev libbenchmark-dev libipsec-mb-dev)
 
 say() { echo "aesgen setup: $*" >&2; }
 

@@ -35,7 +35,7 @@ def rendered(preset: str, config: str) -> tuple[GenerateRequest, dict[str, str]]
     p = PRESETS[preset]
     command = (f"aesgen generate --cpu {preset} --face {','.join(faces)} "
                f"--keys {','.join(map(str, keys))} --prefix {prefix} -o out/{config}")
-    req = GenerateRequest(p, tuple(m.method for m in p.methods), faces, keys, prefix, command)
+    req = GenerateRequest(p, tuple(m.variant for m in p.methods), faces, keys, prefix, command)
     return req, render_set(req)
 
 
@@ -84,7 +84,7 @@ def test_every_file_assembles_and_compiles(preset, config, built):
     req, files, d = built(preset, config)
     faces = CONFIGS[config][0]
     assert sorted(n for n in files if n.endswith(".S")) == sorted(
-        f"{m.method}_face_{f}.S" for m in PRESETS[preset].methods for f in faces)
+        f"{m.variant}_face_{f}.S" for m in PRESETS[preset].methods for f in faces)
     for name in files:
         if name.endswith(".S"):
             assert (d / (name[:-2] + ".o")).stat().st_size > 0
@@ -229,4 +229,5 @@ def test_first_line_names_the_command(preset, config):
 def kernel_file_name_for(k: dict) -> str:
     from aesgen.kernels.spec import KernelSpec
 
-    return kernel_file_name(KernelSpec(k["method"], k["face"]))
+    return kernel_file_name(KernelSpec(k["method"], k["face"], width=k["width"],
+                                       encoding=k["encoding"]))

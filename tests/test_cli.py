@@ -41,7 +41,7 @@ def test_list_shows_methods_presets_face_levels_and_native(aesgen_exe, tmp_path)
     out = proc.stdout
     for heading in ("methods:", "presets:", "FACE levels:"):
         assert re.search(rf"^{heading}$", out, re.M), heading
-    assert re.search(r"^  aesni$", out, re.M)
+    assert re.search(r"^  aesni\b", out, re.M)
     assert "planned, not generated yet" in out and "gfni" in out
     for name in PRESETS:
         assert re.search(rf"^  {re.escape(name)}\s", out, re.M), name
@@ -70,7 +70,8 @@ def test_help_exits_zero(aesgen_exe, tmp_path, args):
 BAD_INPUTS = {
     "unknown-preset": (["--cpu", "pentium3"], ["pentium3"]),
     "planned-method": (["--cpu", "x86-64-aesni", "--method", "gfni"], ["gfni"]),
-    "planned-method-in-list": (["--cpu", "znver4", "--method", "aesni,vaes512"], ["vaes512"]),
+    "planned-method-in-list": (["--cpu", "znver4", "--method", "aesni,bitsliced"],
+                               ["bitsliced"]),
     "unknown-method": (["--cpu", "znver4", "--method", "rot13"], ["rot13"]),
     "key-size": (["--cpu", "x86-64-aesni", "--keys", "100"], ["100"]),
     "key-size-word": (["--cpu", "x86-64-aesni", "--keys", "128,big"], ["big"]),
@@ -162,7 +163,8 @@ def test_generate_with_defaults(aesgen_exe, tmp_path):
     assert manifest["preset"] == preset.name
     assert manifest["command"] == "aesgen generate"
     assert manifest["key_bits"] == [128, 192, 256]
-    assert [k["face"] for k in manifest["kernels"]] == ["none", "r1", "r2"]
+    faces = [k["face"] for k in manifest["kernels"]]
+    assert faces == ["none", "r1", "r2"] * (len(faces) // 3) and faces
     assert sorted(p.name for p in out.iterdir()) == manifest["files"]
     assert tree(tmp_path / "out") == [preset.name] + [f"{preset.name}/{n}" for n in
                                                        manifest["files"]]
@@ -196,7 +198,8 @@ def test_regenerating_removes_files_the_old_manifest_listed(aesgen_exe, tmp_path
     assert aesgen(aesgen_exe, "generate", "--cpu", "znver4", "-o", "s",
                   cwd=tmp_path).returncode == 0
     (tmp_path / "s" / "notes.txt").write_text("mine\n")
-    proc = aesgen(aesgen_exe, "generate", "--cpu", "znver4", "--face", "r1", "-o", "s",
+    proc = aesgen(aesgen_exe, "generate", "--cpu", "znver4", "--method", "aesni", "--face",
+                  "r1", "-o", "s",
                   cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert tree(tmp_path) == ["s"] + [f"s/{n}" for n in (

@@ -44,8 +44,9 @@ def root(tmp_path: Path) -> Path:
     r = tmp_path / "repo"
     r.mkdir()
     shutil.copy(ROOT / "build.ninja.in", r / "build.ninja.in")
-    (r / "harness").mkdir()
-    for f in ("ctr_tests.cc", "abi_check_x86_64.S", "abi_check.h", "quick_measure.c"):
+    (r / "harness" / "bench").mkdir(parents=True)
+    for f in ("ctr_tests.cc", "abi_check_x86_64.S", "abi_check.h", "quick_measure.c",
+              "bench/bench_main.cc"):
         (r / "harness" / f).write_text("\n")
     make_preset(r, "znver4")
     make_preset(r, "x86-64-aesni")
@@ -90,6 +91,25 @@ def test_each_preset_gets_a_test_binary_and_a_standalone_check(root: Path) -> No
     assert "build all: phony tests-x86-64-aesni tests-znver4" in text
     assert "default all" in text
     assert f"{root}/harness/abi_check_x86_64.S" in text
+
+
+def test_each_x86_preset_gets_a_benchmark_binary(root: Path) -> None:
+    text = render(root, discover_presets(root, "x86_64"))
+    b = root / "build"
+    assert "\nbench_libs = -lbenchmark -lpthread -lcrypto -lIPSec_MB\n" in text
+    for name in ("x86-64-aesni", "znver4"):
+        assert (f"build {b}/{name}/harness/bench_main.o: cxx "
+                f"{root}/harness/bench/bench_main.cc") in text
+        assert f"  defs = '-DAESGEN_BENCH_PRESET=\"{name}\"'" in text
+        link = next(line for line in text.splitlines()
+                    if line.startswith(f"build {b}/{name}/aesgen_bench: link_bench "))
+        for obj in ("gen/aesgen_registry.c.o", "gen/k_a.S.o", "harness/bench_main.o"):
+            assert f"{b}/{name}/{obj}" in link
+        phony = next(line for line in text.splitlines()
+                     if line.startswith(f"build tests-{name}: phony "))
+        assert f"{b}/{name}/aesgen_bench" in phony
+    aarch64 = render(root, discover_presets(root, "aarch64"), arch="aarch64")
+    assert "aesgen_bench" not in aarch64 and "bench_main" not in aarch64
 
 
 def test_first_line_says_generated_and_not_to_edit(root: Path) -> None:

@@ -12,7 +12,7 @@ from aesgen.dsl.ir import Function, Instruction
 from aesgen.dsl.operands import Imm, Label, Mem, Reg, gp
 from aesgen.emit.generate import ELF_NOTES
 from aesgen.isa.table import Form, load_table, parse_table
-from aesgen.kernels.aesni_ctr import build_kernel
+from aesgen.kernels.ctr_kernel import build_kernel
 from aesgen.kernels.spec import KernelSpec
 from aesgen.passes import COMPILE, compile_function
 from aesgen.passes.abi import SYSV_X86_64

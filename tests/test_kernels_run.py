@@ -240,7 +240,8 @@ def test_registry_entry_matches_manifest(kernel, request):
     set_dir, info = request.node.callspec.params["kernel"]
     assert kernel.method.decode() == info["method"]
     assert kernel.face.decode() == info["face"]
-    assert kernel.ctx_size == info["ctx_size"] == L.layout_for(info["face"]).size
+    r1_entry = 4 if info["width"] == 128 else 16
+    assert kernel.ctx_size == info["ctx_size"] == L.layout_for(info["face"], r1_entry).size
     assert kernel.constant_time == int(info["constant_time"])
     bits = sum(1 << FEATURES[f].bit for f in info["features"])
     assert kernel.features == bits
@@ -375,7 +376,7 @@ def test_wipe_zeroes_the_whole_context(kernel):
     assert init(kernel, ctx, key, iv) == 0
     data = rng.randbytes(4096 + 16 * 300 + 3)       # fills the FACE table, leaves a tail
     assert run_stream(kernel, ctx, data, ()) == expected(key, iv, data)
-    assert ctx.bytes().count(0) < kernel.ctx_size // 2
+    assert ctx.bytes().count(0) < kernel.ctx_size * 3 // 4   # keys, caches, tables in use
     kernel.wipe(ctx.addr)
     assert ctx.bytes() == bytes(kernel.ctx_size)
     ctx.check_guards()

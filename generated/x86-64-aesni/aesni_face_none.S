@@ -39,10 +39,10 @@ aesgen_aesni_face_none_init:
 	movq	%rdi, %rax
 	movq	$6, %r8
 .Laesgen_aesni_face_none_init_zero:
-	movdqa	%xmm0, (%rax)
-	movdqa	%xmm0, 16(%rax)
-	movdqa	%xmm0, 32(%rax)
-	movdqa	%xmm0, 48(%rax)
+	movdqu	%xmm0, (%rax)
+	movdqu	%xmm0, 16(%rax)
+	movdqu	%xmm0, 32(%rax)
+	movdqu	%xmm0, 48(%rax)
 	addq	$64, %rax
 	decq	%r8
 	jne	.Laesgen_aesni_face_none_init_zero
@@ -661,10 +661,7 @@ aesgen_aesni_face_none_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_face_none_init_common
 .Laesgen_aesni_face_none_init_common:
-	movq	$0, 312(%rdi)
 	movq	$1, 320(%rdi)
-	movq	$0, 328(%rdi)
-	movq	$0, 336(%rdi)
 	movq	(%rcx), %rax
 	movq	8(%rcx), %rcx
 	bswapq	%rax
@@ -702,7 +699,7 @@ aesgen_aesni_face_none_set_iv:
 	.size	aesgen_aesni_face_none_set_iv, .-aesgen_aesni_face_none_set_iv
 
 
-# xor_stream(ctx, out, in, len): AES-CTR, 8 blocks a batch, FACE none.
+# xor_stream(ctx, out, in, len): AES-CTR, 8 x 128-bit registers (8 blocks) a batch, FACE none.
 # Requires: SSE2, SSSE3, AESNI
 	.text
 	.globl	aesgen_aesni_face_none_xor_stream
@@ -759,18 +756,18 @@ aesgen_aesni_face_none_xor_stream:
 	pshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm7
 	movdqa	%xmm7, %xmm0
 	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus1(%rip), %xmm1
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm1
 	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm2
 	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus3(%rip), %xmm3
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus4(%rip), %xmm4
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus4(%rip), %xmm4
 	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus5(%rip), %xmm5
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus5(%rip), %xmm5
 	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus6(%rip), %xmm6
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus7(%rip), %xmm7
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus7(%rip), %xmm7
 	movdqa	(%rdi), %xmm8
 	pxor	%xmm8, %xmm0
 	pxor	%xmm8, %xmm1
@@ -976,18 +973,18 @@ aesgen_aesni_face_none_xor_stream:
 	pshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm7
 	movdqa	%xmm7, %xmm0
 	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus1(%rip), %xmm1
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm1
 	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm2
 	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus3(%rip), %xmm3
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus4(%rip), %xmm4
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus4(%rip), %xmm4
 	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus5(%rip), %xmm5
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus5(%rip), %xmm5
 	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus6(%rip), %xmm6
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus7(%rip), %xmm7
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus7(%rip), %xmm7
 	movdqa	(%rdi), %xmm8
 	pxor	%xmm8, %xmm0
 	pxor	%xmm8, %xmm1
@@ -1215,18 +1212,18 @@ aesgen_aesni_face_none_xor_stream:
 	pshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm7
 	movdqa	%xmm7, %xmm0
 	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus1(%rip), %xmm1
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm1
 	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm2
 	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus3(%rip), %xmm3
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus4(%rip), %xmm4
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus4(%rip), %xmm4
 	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus5(%rip), %xmm5
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus5(%rip), %xmm5
 	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus6(%rip), %xmm6
-	paddb	.Laesgen_aesni_face_none_xor_stream_plus7(%rip), %xmm7
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus7(%rip), %xmm7
 	movdqa	(%rdi), %xmm8
 	pxor	%xmm8, %xmm0
 	pxor	%xmm8, %xmm1
@@ -1475,25 +1472,25 @@ aesgen_aesni_face_none_xor_stream:
 .Laesgen_aesni_face_none_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus1:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus2:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus3:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus4:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus5:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus6:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus6:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x06
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus7:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus7:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07
 
 
@@ -1508,10 +1505,10 @@ aesgen_aesni_face_none_wipe:
 	pxor	%xmm0, %xmm0
 	movq	$6, %rax
 .Laesgen_aesni_face_none_wipe_zero:
-	movdqa	%xmm0, (%rdi)
-	movdqa	%xmm0, 16(%rdi)
-	movdqa	%xmm0, 32(%rdi)
-	movdqa	%xmm0, 48(%rdi)
+	movdqu	%xmm0, (%rdi)
+	movdqu	%xmm0, 16(%rdi)
+	movdqu	%xmm0, 32(%rdi)
+	movdqu	%xmm0, 48(%rdi)
 	addq	$64, %rdi
 	decq	%rax
 	jne	.Laesgen_aesni_face_none_wipe_zero

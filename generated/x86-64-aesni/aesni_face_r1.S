@@ -39,10 +39,10 @@ aesgen_aesni_face_r1_init:
 	movq	%rdi, %rax
 	movq	$22, %r8
 .Laesgen_aesni_face_r1_init_zero:
-	movdqa	%xmm0, (%rax)
-	movdqa	%xmm0, 16(%rax)
-	movdqa	%xmm0, 32(%rax)
-	movdqa	%xmm0, 48(%rax)
+	movdqu	%xmm0, (%rax)
+	movdqu	%xmm0, 16(%rax)
+	movdqu	%xmm0, 32(%rax)
+	movdqu	%xmm0, 48(%rax)
 	addq	$64, %rax
 	decq	%r8
 	jne	.Laesgen_aesni_face_r1_init_zero
@@ -661,10 +661,7 @@ aesgen_aesni_face_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_face_r1_init_common
 .Laesgen_aesni_face_r1_init_common:
-	movq	$0, 312(%rdi)
 	movq	$1, 320(%rdi)
-	movq	$0, 328(%rdi)
-	movq	$0, 336(%rdi)
 	movq	(%rcx), %rax
 	movq	8(%rcx), %rcx
 	bswapq	%rax
@@ -702,7 +699,7 @@ aesgen_aesni_face_r1_set_iv:
 	.size	aesgen_aesni_face_r1_set_iv, .-aesgen_aesni_face_r1_set_iv
 
 
-# xor_stream(ctx, out, in, len): AES-CTR, 8 blocks a batch, FACE r1.
+# xor_stream(ctx, out, in, len): AES-CTR, 8 x 128-bit registers (8 blocks) a batch, FACE r1.
 # Requires: SSE2, SSSE3, AESNI
 	.text
 	.globl	aesgen_aesni_face_r1_xor_stream
@@ -761,7 +758,7 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_batch_fill128
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_128
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm8
 	movd	(%r9), %xmm0
@@ -891,7 +888,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
-.Laesgen_aesni_face_r1_xor_stream_batch_fill128:
+.Laesgen_aesni_face_r1_xor_stream_fill8_128:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm8
 	movq	%rax, %xmm7
@@ -900,18 +897,18 @@ aesgen_aesni_face_r1_xor_stream:
 	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm7
 	movdqa	%xmm7, %xmm0
 	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus1(%rip), %xmm1
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
 	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
 	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus3(%rip), %xmm3
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus4(%rip), %xmm4
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
 	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus5(%rip), %xmm5
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
 	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus6(%rip), %xmm6
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus7(%rip), %xmm7
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
 	movdqa	(%rdi), %xmm9
 	pxor	%xmm9, %xmm0
 	pxor	%xmm9, %xmm1
@@ -1249,7 +1246,7 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_batch_fill192
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_192
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm8
 	movd	(%r9), %xmm0
@@ -1397,7 +1394,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
-.Laesgen_aesni_face_r1_xor_stream_batch_fill192:
+.Laesgen_aesni_face_r1_xor_stream_fill8_192:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm8
 	movq	%rax, %xmm7
@@ -1406,18 +1403,18 @@ aesgen_aesni_face_r1_xor_stream:
 	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm7
 	movdqa	%xmm7, %xmm0
 	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus1(%rip), %xmm1
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
 	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
 	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus3(%rip), %xmm3
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus4(%rip), %xmm4
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
 	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus5(%rip), %xmm5
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
 	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus6(%rip), %xmm6
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus7(%rip), %xmm7
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
 	movdqa	(%rdi), %xmm9
 	pxor	%xmm9, %xmm0
 	pxor	%xmm9, %xmm1
@@ -1781,7 +1778,7 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_batch_fill256
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_256
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm8
 	movd	(%r9), %xmm0
@@ -1947,7 +1944,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
-.Laesgen_aesni_face_r1_xor_stream_batch_fill256:
+.Laesgen_aesni_face_r1_xor_stream_fill8_256:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm8
 	movq	%rax, %xmm7
@@ -1956,18 +1953,18 @@ aesgen_aesni_face_r1_xor_stream:
 	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm7
 	movdqa	%xmm7, %xmm0
 	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus1(%rip), %xmm1
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
 	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
 	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus3(%rip), %xmm3
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus4(%rip), %xmm4
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
 	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus5(%rip), %xmm5
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
 	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus6(%rip), %xmm6
-	paddb	.Laesgen_aesni_face_r1_xor_stream_plus7(%rip), %xmm7
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
 	movdqa	(%rdi), %xmm9
 	pxor	%xmm9, %xmm0
 	pxor	%xmm9, %xmm1
@@ -2357,25 +2354,25 @@ aesgen_aesni_face_r1_xor_stream:
 .Laesgen_aesni_face_r1_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus1:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus2:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus3:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus4:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus5:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus6:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x06
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus7:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07
 
 
@@ -2390,10 +2387,10 @@ aesgen_aesni_face_r1_wipe:
 	pxor	%xmm0, %xmm0
 	movq	$22, %rax
 .Laesgen_aesni_face_r1_wipe_zero:
-	movdqa	%xmm0, (%rdi)
-	movdqa	%xmm0, 16(%rdi)
-	movdqa	%xmm0, 32(%rdi)
-	movdqa	%xmm0, 48(%rdi)
+	movdqu	%xmm0, (%rdi)
+	movdqu	%xmm0, 16(%rdi)
+	movdqu	%xmm0, 32(%rdi)
+	movdqu	%xmm0, 48(%rdi)
 	addq	$64, %rdi
 	decq	%rax
 	jne	.Laesgen_aesni_face_r1_wipe_zero

@@ -39,10 +39,10 @@ aesgen_aesni_face_r2_init:
 	movq	%rdi, %rax
 	movq	$70, %r8
 .Laesgen_aesni_face_r2_init_zero:
-	movdqa	%xmm0, (%rax)
-	movdqa	%xmm0, 16(%rax)
-	movdqa	%xmm0, 32(%rax)
-	movdqa	%xmm0, 48(%rax)
+	movdqu	%xmm0, (%rax)
+	movdqu	%xmm0, 16(%rax)
+	movdqu	%xmm0, 32(%rax)
+	movdqu	%xmm0, 48(%rax)
 	addq	$64, %rax
 	decq	%r8
 	jne	.Laesgen_aesni_face_r2_init_zero
@@ -661,10 +661,7 @@ aesgen_aesni_face_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_face_r2_init_common
 .Laesgen_aesni_face_r2_init_common:
-	movq	$0, 312(%rdi)
 	movq	$1, 320(%rdi)
-	movq	$0, 328(%rdi)
-	movq	$0, 336(%rdi)
 	movq	(%rcx), %rax
 	movq	8(%rcx), %rcx
 	bswapq	%rax
@@ -702,7 +699,7 @@ aesgen_aesni_face_r2_set_iv:
 	.size	aesgen_aesni_face_r2_set_iv, .-aesgen_aesni_face_r2_set_iv
 
 
-# xor_stream(ctx, out, in, len): AES-CTR, 8 blocks a batch, FACE r2.
+# xor_stream(ctx, out, in, len): AES-CTR, 8 x 128-bit registers (8 blocks) a batch, FACE r2.
 # Requires: SSE2, SSSE3, AESNI
 	.text
 	.globl	aesgen_aesni_face_r2_xor_stream
@@ -761,25 +758,33 @@ aesgen_aesni_face_r2_xor_stream:
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_batch_fill128
+	jne	.Laesgen_aesni_face_r2_xor_stream_fill8_128
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm7
+	movdqu	(%r9), %xmm1
 	movdqa	%xmm7, %xmm0
-	pxor	(%r9), %xmm0
+	pxor	%xmm1, %xmm0
+	movdqu	16(%r9), %xmm2
 	movdqa	%xmm7, %xmm1
-	pxor	16(%r9), %xmm1
+	pxor	%xmm2, %xmm1
+	movdqu	32(%r9), %xmm3
 	movdqa	%xmm7, %xmm2
-	pxor	32(%r9), %xmm2
+	pxor	%xmm3, %xmm2
+	movdqu	48(%r9), %xmm4
 	movdqa	%xmm7, %xmm3
-	pxor	48(%r9), %xmm3
+	pxor	%xmm4, %xmm3
+	movdqu	64(%r9), %xmm5
 	movdqa	%xmm7, %xmm4
-	pxor	64(%r9), %xmm4
+	pxor	%xmm5, %xmm4
+	movdqu	80(%r9), %xmm6
 	movdqa	%xmm7, %xmm5
-	pxor	80(%r9), %xmm5
+	pxor	%xmm6, %xmm5
+	movdqu	96(%r9), %xmm8
 	movdqa	%xmm7, %xmm6
-	pxor	96(%r9), %xmm6
-	pxor	112(%r9), %xmm7
+	pxor	%xmm8, %xmm6
+	movdqu	112(%r9), %xmm8
+	pxor	%xmm8, %xmm7
 	movdqa	48(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -882,7 +887,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
-.Laesgen_aesni_face_r2_xor_stream_batch_fill128:
+.Laesgen_aesni_face_r2_xor_stream_fill8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm8
@@ -892,18 +897,18 @@ aesgen_aesni_face_r2_xor_stream:
 	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm7
 	movdqa	%xmm7, %xmm0
 	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus1(%rip), %xmm1
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
 	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
 	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus3(%rip), %xmm3
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus4(%rip), %xmm4
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
 	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus5(%rip), %xmm5
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
 	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus6(%rip), %xmm6
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus7(%rip), %xmm7
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
 	movdqa	(%rdi), %xmm9
 	pxor	%xmm9, %xmm0
 	pxor	%xmm9, %xmm1
@@ -1070,7 +1075,8 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm0
-	pxor	(%r9), %xmm0
+	movdqu	(%r9), %xmm1
+	pxor	%xmm1, %xmm0
 	movdqa	48(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	64(%rdi), %xmm1
@@ -1242,25 +1248,33 @@ aesgen_aesni_face_r2_xor_stream:
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_batch_fill192
+	jne	.Laesgen_aesni_face_r2_xor_stream_fill8_192
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm7
+	movdqu	(%r9), %xmm1
 	movdqa	%xmm7, %xmm0
-	pxor	(%r9), %xmm0
+	pxor	%xmm1, %xmm0
+	movdqu	16(%r9), %xmm2
 	movdqa	%xmm7, %xmm1
-	pxor	16(%r9), %xmm1
+	pxor	%xmm2, %xmm1
+	movdqu	32(%r9), %xmm3
 	movdqa	%xmm7, %xmm2
-	pxor	32(%r9), %xmm2
+	pxor	%xmm3, %xmm2
+	movdqu	48(%r9), %xmm4
 	movdqa	%xmm7, %xmm3
-	pxor	48(%r9), %xmm3
+	pxor	%xmm4, %xmm3
+	movdqu	64(%r9), %xmm5
 	movdqa	%xmm7, %xmm4
-	pxor	64(%r9), %xmm4
+	pxor	%xmm5, %xmm4
+	movdqu	80(%r9), %xmm6
 	movdqa	%xmm7, %xmm5
-	pxor	80(%r9), %xmm5
+	pxor	%xmm6, %xmm5
+	movdqu	96(%r9), %xmm8
 	movdqa	%xmm7, %xmm6
-	pxor	96(%r9), %xmm6
-	pxor	112(%r9), %xmm7
+	pxor	%xmm8, %xmm6
+	movdqu	112(%r9), %xmm8
+	pxor	%xmm8, %xmm7
 	movdqa	48(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -1381,7 +1395,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
-.Laesgen_aesni_face_r2_xor_stream_batch_fill192:
+.Laesgen_aesni_face_r2_xor_stream_fill8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm8
@@ -1391,18 +1405,18 @@ aesgen_aesni_face_r2_xor_stream:
 	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm7
 	movdqa	%xmm7, %xmm0
 	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus1(%rip), %xmm1
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
 	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
 	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus3(%rip), %xmm3
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus4(%rip), %xmm4
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
 	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus5(%rip), %xmm5
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
 	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus6(%rip), %xmm6
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus7(%rip), %xmm7
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
 	movdqa	(%rdi), %xmm9
 	pxor	%xmm9, %xmm0
 	pxor	%xmm9, %xmm1
@@ -1587,7 +1601,8 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm0
-	pxor	(%r9), %xmm0
+	movdqu	(%r9), %xmm1
+	pxor	%xmm1, %xmm0
 	movdqa	48(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	64(%rdi), %xmm1
@@ -1767,25 +1782,33 @@ aesgen_aesni_face_r2_xor_stream:
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_batch_fill256
+	jne	.Laesgen_aesni_face_r2_xor_stream_fill8_256
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm7
+	movdqu	(%r9), %xmm1
 	movdqa	%xmm7, %xmm0
-	pxor	(%r9), %xmm0
+	pxor	%xmm1, %xmm0
+	movdqu	16(%r9), %xmm2
 	movdqa	%xmm7, %xmm1
-	pxor	16(%r9), %xmm1
+	pxor	%xmm2, %xmm1
+	movdqu	32(%r9), %xmm3
 	movdqa	%xmm7, %xmm2
-	pxor	32(%r9), %xmm2
+	pxor	%xmm3, %xmm2
+	movdqu	48(%r9), %xmm4
 	movdqa	%xmm7, %xmm3
-	pxor	48(%r9), %xmm3
+	pxor	%xmm4, %xmm3
+	movdqu	64(%r9), %xmm5
 	movdqa	%xmm7, %xmm4
-	pxor	64(%r9), %xmm4
+	pxor	%xmm5, %xmm4
+	movdqu	80(%r9), %xmm6
 	movdqa	%xmm7, %xmm5
-	pxor	80(%r9), %xmm5
+	pxor	%xmm6, %xmm5
+	movdqu	96(%r9), %xmm8
 	movdqa	%xmm7, %xmm6
-	pxor	96(%r9), %xmm6
-	pxor	112(%r9), %xmm7
+	pxor	%xmm8, %xmm6
+	movdqu	112(%r9), %xmm8
+	pxor	%xmm8, %xmm7
 	movdqa	48(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -1924,7 +1947,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
-.Laesgen_aesni_face_r2_xor_stream_batch_fill256:
+.Laesgen_aesni_face_r2_xor_stream_fill8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm8
@@ -1934,18 +1957,18 @@ aesgen_aesni_face_r2_xor_stream:
 	pshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm7
 	movdqa	%xmm7, %xmm0
 	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus1(%rip), %xmm1
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
 	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
 	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus3(%rip), %xmm3
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus4(%rip), %xmm4
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
 	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus5(%rip), %xmm5
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
 	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus6(%rip), %xmm6
-	paddb	.Laesgen_aesni_face_r2_xor_stream_plus7(%rip), %xmm7
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	paddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
 	movdqa	(%rdi), %xmm9
 	pxor	%xmm9, %xmm0
 	pxor	%xmm9, %xmm1
@@ -2148,7 +2171,8 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm0
-	pxor	(%r9), %xmm0
+	movdqu	(%r9), %xmm1
+	pxor	%xmm1, %xmm0
 	movdqa	48(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	64(%rdi), %xmm1
@@ -2336,25 +2360,25 @@ aesgen_aesni_face_r2_xor_stream:
 .Laesgen_aesni_face_r2_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_face_r2_xor_stream_plus1:
+.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_aesni_face_r2_xor_stream_plus2:
+.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_aesni_face_r2_xor_stream_plus3:
+.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_aesni_face_r2_xor_stream_plus4:
+.Laesgen_aesni_face_r2_xor_stream_lanes128_plus4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_aesni_face_r2_xor_stream_plus5:
+.Laesgen_aesni_face_r2_xor_stream_lanes128_plus5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
-.Laesgen_aesni_face_r2_xor_stream_plus6:
+.Laesgen_aesni_face_r2_xor_stream_lanes128_plus6:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x06
 	.p2align	4
-.Laesgen_aesni_face_r2_xor_stream_plus7:
+.Laesgen_aesni_face_r2_xor_stream_lanes128_plus7:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07
 
 
@@ -2369,10 +2393,10 @@ aesgen_aesni_face_r2_wipe:
 	pxor	%xmm0, %xmm0
 	movq	$70, %rax
 .Laesgen_aesni_face_r2_wipe_zero:
-	movdqa	%xmm0, (%rdi)
-	movdqa	%xmm0, 16(%rdi)
-	movdqa	%xmm0, 32(%rdi)
-	movdqa	%xmm0, 48(%rdi)
+	movdqu	%xmm0, (%rdi)
+	movdqu	%xmm0, 16(%rdi)
+	movdqu	%xmm0, 32(%rdi)
+	movdqu	%xmm0, 48(%rdi)
 	addq	$64, %rdi
 	decq	%rax
 	jne	.Laesgen_aesni_face_r2_wipe_zero

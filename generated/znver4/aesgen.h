@@ -86,6 +86,111 @@ int  aesgen_aesni_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_aesni_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_aesni_face_r2_wipe(void *ctx);
 
+/* vaes256-face-none: requires AESNI, AVX, AVX2, VAES, AVX512F, AVX512BW, AVX512VL; ctx 384 bytes */
+#define AESGEN_VAES256_FACE_NONE_CTX_SIZE 384
+int  aesgen_vaes256_face_none_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_vaes256_face_none_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_vaes256_face_none_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_vaes256_face_none_wipe(void *ctx);
+
+/* vaes256-face-r1: requires AESNI, AVX, AVX2, VAES, AVX512F, AVX512BW, AVX512VL; ctx 4480 bytes */
+#define AESGEN_VAES256_FACE_R1_CTX_SIZE 4480
+int  aesgen_vaes256_face_r1_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_vaes256_face_r1_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_vaes256_face_r1_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_vaes256_face_r1_wipe(void *ctx);
+
+/* vaes256-face-r2: requires AESNI, AVX, AVX2, VAES, AVX512F, AVX512BW, AVX512VL; ctx 4480 bytes */
+#define AESGEN_VAES256_FACE_R2_CTX_SIZE 4480
+int  aesgen_vaes256_face_r2_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_vaes256_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_vaes256_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_vaes256_face_r2_wipe(void *ctx);
+
+/* vaes512-face-none: requires AESNI, AVX, VAES, AVX512F, AVX512BW, AVX512VL; ctx 384 bytes */
+#define AESGEN_VAES512_FACE_NONE_CTX_SIZE 384
+int  aesgen_vaes512_face_none_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_vaes512_face_none_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_vaes512_face_none_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_vaes512_face_none_wipe(void *ctx);
+
+/* vaes512-face-r1: requires AESNI, AVX, VAES, AVX512F, AVX512BW, AVX512VL; ctx 4480 bytes */
+#define AESGEN_VAES512_FACE_R1_CTX_SIZE 4480
+int  aesgen_vaes512_face_r1_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_vaes512_face_r1_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_vaes512_face_r1_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_vaes512_face_r1_wipe(void *ctx);
+
+/* vaes512-face-r2: requires AESNI, AVX, VAES, AVX512F, AVX512BW, AVX512VL; ctx 4480 bytes */
+#define AESGEN_VAES512_FACE_R2_CTX_SIZE 4480
+int  aesgen_vaes512_face_r2_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_vaes512_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_vaes512_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_vaes512_face_r2_wipe(void *ctx);
+
+/* gfni128-face-none: requires AVX, GFNI, AVX512F, AVX512BW, AVX512VL; ctx 384 bytes */
+#define AESGEN_GFNI128_FACE_NONE_CTX_SIZE 384
+int  aesgen_gfni128_face_none_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_gfni128_face_none_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_gfni128_face_none_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_gfni128_face_none_wipe(void *ctx);
+
+/* gfni128-face-r1: requires AVX, GFNI, AVX512F, AVX512BW, AVX512VL; ctx 1408 bytes */
+#define AESGEN_GFNI128_FACE_R1_CTX_SIZE 1408
+int  aesgen_gfni128_face_r1_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_gfni128_face_r1_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_gfni128_face_r1_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_gfni128_face_r1_wipe(void *ctx);
+
+/* gfni128-face-r2: requires AVX, GFNI, AVX512F, AVX512BW, AVX512VL; ctx 4480 bytes */
+#define AESGEN_GFNI128_FACE_R2_CTX_SIZE 4480
+int  aesgen_gfni128_face_r2_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_gfni128_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_gfni128_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_gfni128_face_r2_wipe(void *ctx);
+
+/* gfni256-face-none: requires AVX, AVX2, GFNI, AVX512F, AVX512BW, AVX512VL; ctx 384 bytes */
+#define AESGEN_GFNI256_FACE_NONE_CTX_SIZE 384
+int  aesgen_gfni256_face_none_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_gfni256_face_none_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_gfni256_face_none_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_gfni256_face_none_wipe(void *ctx);
+
+/* gfni256-face-r1: requires AVX, AVX2, GFNI, AVX512F, AVX512BW, AVX512VL; ctx 4480 bytes */
+#define AESGEN_GFNI256_FACE_R1_CTX_SIZE 4480
+int  aesgen_gfni256_face_r1_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_gfni256_face_r1_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_gfni256_face_r1_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_gfni256_face_r1_wipe(void *ctx);
+
+/* gfni256-face-r2: requires AVX, AVX2, GFNI, AVX512F, AVX512BW, AVX512VL; ctx 4480 bytes */
+#define AESGEN_GFNI256_FACE_R2_CTX_SIZE 4480
+int  aesgen_gfni256_face_r2_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_gfni256_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_gfni256_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_gfni256_face_r2_wipe(void *ctx);
+
+/* gfni512-face-none: requires AVX, GFNI, AVX512F, AVX512BW, AVX512VL; ctx 384 bytes */
+#define AESGEN_GFNI512_FACE_NONE_CTX_SIZE 384
+int  aesgen_gfni512_face_none_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_gfni512_face_none_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_gfni512_face_none_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_gfni512_face_none_wipe(void *ctx);
+
+/* gfni512-face-r1: requires AVX, GFNI, AVX512F, AVX512BW, AVX512VL; ctx 4480 bytes */
+#define AESGEN_GFNI512_FACE_R1_CTX_SIZE 4480
+int  aesgen_gfni512_face_r1_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_gfni512_face_r1_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_gfni512_face_r1_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_gfni512_face_r1_wipe(void *ctx);
+
+/* gfni512-face-r2: requires AVX, GFNI, AVX512F, AVX512BW, AVX512VL; ctx 4480 bytes */
+#define AESGEN_GFNI512_FACE_R2_CTX_SIZE 4480
+int  aesgen_gfni512_face_r2_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_gfni512_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_gfni512_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_gfni512_face_r2_wipe(void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

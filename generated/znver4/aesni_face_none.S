@@ -39,10 +39,8 @@ aesgen_aesni_face_none_init:
 	movq	%rdi, %rax
 	movq	$6, %r8
 .Laesgen_aesni_face_none_init_zero:
-	vmovdqa	%xmm0, (%rax)
-	vmovdqa	%xmm0, 16(%rax)
-	vmovdqa	%xmm0, 32(%rax)
-	vmovdqa	%xmm0, 48(%rax)
+	vmovdqu	%ymm0, (%rax)
+	vmovdqu	%ymm0, 32(%rax)
 	addq	$64, %rax
 	decq	%r8
 	jne	.Laesgen_aesni_face_none_init_zero
@@ -661,10 +659,7 @@ aesgen_aesni_face_none_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_face_none_init_common
 .Laesgen_aesni_face_none_init_common:
-	movq	$0, 312(%rdi)
 	movq	$1, 320(%rdi)
-	movq	$0, 328(%rdi)
-	movq	$0, 336(%rdi)
 	movq	(%rcx), %rax
 	movq	8(%rcx), %rcx
 	bswapq	%rax
@@ -702,7 +697,7 @@ aesgen_aesni_face_none_set_iv:
 	.size	aesgen_aesni_face_none_set_iv, .-aesgen_aesni_face_none_set_iv
 
 
-# xor_stream(ctx, out, in, len): AES-CTR, 8 blocks a batch, FACE none.
+# xor_stream(ctx, out, in, len): AES-CTR, 8 x 128-bit registers (8 blocks) a batch, FACE none.
 # Requires: AESNI, AVX
 	.text
 	.globl	aesgen_aesni_face_none_xor_stream
@@ -757,13 +752,13 @@ aesgen_aesni_face_none_xor_stream:
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus1(%rip), %xmm0, %xmm1
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus2(%rip), %xmm0, %xmm2
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus3(%rip), %xmm0, %xmm3
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus4(%rip), %xmm0, %xmm4
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus5(%rip), %xmm0, %xmm5
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus6(%rip), %xmm0, %xmm6
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus7(%rip), %xmm0, %xmm7
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
 	vmovdqa	(%rdi), %xmm8
 	vpxor	%xmm8, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm1, %xmm1
@@ -958,13 +953,13 @@ aesgen_aesni_face_none_xor_stream:
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus1(%rip), %xmm0, %xmm1
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus2(%rip), %xmm0, %xmm2
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus3(%rip), %xmm0, %xmm3
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus4(%rip), %xmm0, %xmm4
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus5(%rip), %xmm0, %xmm5
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus6(%rip), %xmm0, %xmm6
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus7(%rip), %xmm0, %xmm7
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
 	vmovdqa	(%rdi), %xmm8
 	vpxor	%xmm8, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm1, %xmm1
@@ -1181,13 +1176,13 @@ aesgen_aesni_face_none_xor_stream:
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus1(%rip), %xmm0, %xmm1
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus2(%rip), %xmm0, %xmm2
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus3(%rip), %xmm0, %xmm3
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus4(%rip), %xmm0, %xmm4
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus5(%rip), %xmm0, %xmm5
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus6(%rip), %xmm0, %xmm6
-	vpaddb	.Laesgen_aesni_face_none_xor_stream_plus7(%rip), %xmm0, %xmm7
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
 	vmovdqa	(%rdi), %xmm8
 	vpxor	%xmm8, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm1, %xmm1
@@ -1419,25 +1414,25 @@ aesgen_aesni_face_none_xor_stream:
 .Laesgen_aesni_face_none_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus1:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus2:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus3:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus4:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus5:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus6:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus6:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x06
 	.p2align	4
-.Laesgen_aesni_face_none_xor_stream_plus7:
+.Laesgen_aesni_face_none_xor_stream_lanes128_plus7:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07
 
 
@@ -1452,10 +1447,8 @@ aesgen_aesni_face_none_wipe:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	$6, %rax
 .Laesgen_aesni_face_none_wipe_zero:
-	vmovdqa	%xmm0, (%rdi)
-	vmovdqa	%xmm0, 16(%rdi)
-	vmovdqa	%xmm0, 32(%rdi)
-	vmovdqa	%xmm0, 48(%rdi)
+	vmovdqu	%ymm0, (%rdi)
+	vmovdqu	%ymm0, 32(%rdi)
 	addq	$64, %rdi
 	decq	%rax
 	jne	.Laesgen_aesni_face_none_wipe_zero

@@ -39,10 +39,8 @@ aesgen_aesni_face_r1_init:
 	movq	%rdi, %rax
 	movq	$22, %r8
 .Laesgen_aesni_face_r1_init_zero:
-	vmovdqa	%xmm0, (%rax)
-	vmovdqa	%xmm0, 16(%rax)
-	vmovdqa	%xmm0, 32(%rax)
-	vmovdqa	%xmm0, 48(%rax)
+	vmovdqu	%ymm0, (%rax)
+	vmovdqu	%ymm0, 32(%rax)
 	addq	$64, %rax
 	decq	%r8
 	jne	.Laesgen_aesni_face_r1_init_zero
@@ -661,10 +659,7 @@ aesgen_aesni_face_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_face_r1_init_common
 .Laesgen_aesni_face_r1_init_common:
-	movq	$0, 312(%rdi)
 	movq	$1, 320(%rdi)
-	movq	$0, 328(%rdi)
-	movq	$0, 336(%rdi)
 	movq	(%rcx), %rax
 	movq	8(%rcx), %rcx
 	bswapq	%rax
@@ -702,7 +697,7 @@ aesgen_aesni_face_r1_set_iv:
 	.size	aesgen_aesni_face_r1_set_iv, .-aesgen_aesni_face_r1_set_iv
 
 
-# xor_stream(ctx, out, in, len): AES-CTR, 8 blocks a batch, FACE r1.
+# xor_stream(ctx, out, in, len): AES-CTR, 8 x 128-bit registers (8 blocks) a batch, FACE r1.
 # Requires: AESNI, AVX
 	.text
 	.globl	aesgen_aesni_face_r1_xor_stream
@@ -761,7 +756,7 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_batch_fill128
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_128
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovd	(%r9), %xmm0
@@ -883,20 +878,20 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
-.Laesgen_aesni_face_r1_xor_stream_batch_fill128:
+.Laesgen_aesni_face_r1_xor_stream_fill8_128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus1(%rip), %xmm0, %xmm1
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus2(%rip), %xmm0, %xmm2
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus3(%rip), %xmm0, %xmm3
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus4(%rip), %xmm0, %xmm4
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus5(%rip), %xmm0, %xmm5
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus6(%rip), %xmm0, %xmm6
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus7(%rip), %xmm0, %xmm7
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
 	vmovdqa	(%rdi), %xmm9
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm1, %xmm1
@@ -1215,7 +1210,7 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_batch_fill192
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_192
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovd	(%r9), %xmm0
@@ -1355,20 +1350,20 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
-.Laesgen_aesni_face_r1_xor_stream_batch_fill192:
+.Laesgen_aesni_face_r1_xor_stream_fill8_192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus1(%rip), %xmm0, %xmm1
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus2(%rip), %xmm0, %xmm2
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus3(%rip), %xmm0, %xmm3
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus4(%rip), %xmm0, %xmm4
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus5(%rip), %xmm0, %xmm5
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus6(%rip), %xmm0, %xmm6
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus7(%rip), %xmm0, %xmm7
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
 	vmovdqa	(%rdi), %xmm9
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm1, %xmm1
@@ -1713,7 +1708,7 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_batch_fill256
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_256
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovd	(%r9), %xmm0
@@ -1871,20 +1866,20 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
-.Laesgen_aesni_face_r1_xor_stream_batch_fill256:
+.Laesgen_aesni_face_r1_xor_stream_fill8_256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus1(%rip), %xmm0, %xmm1
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus2(%rip), %xmm0, %xmm2
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus3(%rip), %xmm0, %xmm3
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus4(%rip), %xmm0, %xmm4
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus5(%rip), %xmm0, %xmm5
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus6(%rip), %xmm0, %xmm6
-	vpaddb	.Laesgen_aesni_face_r1_xor_stream_plus7(%rip), %xmm0, %xmm7
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
 	vmovdqa	(%rdi), %xmm9
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm1, %xmm1
@@ -2246,25 +2241,25 @@ aesgen_aesni_face_r1_xor_stream:
 .Laesgen_aesni_face_r1_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus1:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus2:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus3:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus4:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus5:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus6:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus6:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x06
 	.p2align	4
-.Laesgen_aesni_face_r1_xor_stream_plus7:
+.Laesgen_aesni_face_r1_xor_stream_lanes128_plus7:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07
 
 
@@ -2279,10 +2274,8 @@ aesgen_aesni_face_r1_wipe:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	$22, %rax
 .Laesgen_aesni_face_r1_wipe_zero:
-	vmovdqa	%xmm0, (%rdi)
-	vmovdqa	%xmm0, 16(%rdi)
-	vmovdqa	%xmm0, 32(%rdi)
-	vmovdqa	%xmm0, 48(%rdi)
+	vmovdqu	%ymm0, (%rdi)
+	vmovdqu	%ymm0, 32(%rdi)
 	addq	$64, %rdi
 	decq	%rax
 	jne	.Laesgen_aesni_face_r1_wipe_zero

@@ -19,7 +19,7 @@ from .paths import ROOT
 from .targets import (TargetError, all_presets, choose_native_preset, find_preset,
                       host_features_from_cpuinfo)
 
-PLANNED_METHODS = ("vaes256", "vaes512", "gfni", "bitsliced", "table", "neon-tbl",
+PLANNED_METHODS = ("bitsliced", "table", "neon-tbl",
                    "neon-bitsliced", "armv8-ce")
 
 
@@ -73,12 +73,18 @@ def main() -> None:
 def list_command() -> None:
     """Show the methods, CPU presets and FACE levels, and what `--cpu native` picks."""
     click.echo("methods:")
+    notes = {"aesni": "AES-NI on xmm, 1 block a register",
+             "vaes256": "VAES on ymm, 2 blocks a register",
+             "vaes512": "VAES on zmm, 4 blocks a register",
+             "gfni": "no AES instruction: GF2P8AFFINEINVQB S-box, on xmm/ymm/zmm "
+                     "(variants gfni128, gfni256, gfni512)"}
     for m in IMPLEMENTED_METHODS:
-        click.echo(f"  {m}")
+        click.echo(f"  {m:<9} {notes.get(m, '')}")
     click.echo(f"  (planned, not generated yet: {', '.join(PLANNED_METHODS)})")
     click.echo("presets:")
     for name, p in all_presets().items():
-        methods = ", ".join(f"{m.method} ({m.encoding}, x{m.interleave})" for m in p.methods)
+        methods = ", ".join(f"{m.variant} ({m.encoding}, {m.interleave}x{m.width}-bit)"
+                            for m in p.methods)
         click.echo(f"  {name:<14} {p.description}")
         click.echo(f"  {'':<14} methods: {methods}; llvm-mca model: {p.mca_cpu}")
     click.echo("FACE levels:")
@@ -120,17 +126,22 @@ def generate(cpu, methods, faces, keys, prefix, output) -> None:
         preset, why = _native_preset()
     else:
         preset = find_preset(cpu)
-    offered = tuple(m.method for m in preset.methods)
+    offered = tuple(m.variant for m in preset.methods)
     if methods is None:
         chosen_methods = offered
     else:
-        chosen_methods = _split_list(methods, IMPLEMENTED_METHODS + PLANNED_METHODS, "method")
-        for m in chosen_methods:
-            if m not in IMPLEMENTED_METHODS:
+        known = IMPLEMENTED_METHODS + ("gfni128", "gfni256", "gfni512") + PLANNED_METHODS
+        asked = _split_list(methods, known, "method")
+        chosen = []
+        for m in asked:
+            if m in PLANNED_METHODS:
                 raise UserError(f"method {m} is planned but not implemented yet")
-            if m not in offered:
+            matches = [c.variant for c in preset.methods if m in (c.variant, c.method)]
+            if not matches:
                 raise UserError(f"preset {preset.name} has no method {m} (its CPU lacks the "
                                 f"features it needs); it offers: {', '.join(offered)}")
+            chosen += [v for v in matches if v not in chosen]
+        chosen_methods = tuple(chosen)
     chosen_faces = _split_list(faces, FACE_LEVELS, "FACE level")
     chosen_keys = _split_list(keys, KEY_BITS, "key size", int)
     out_dir = Path(output) if output else Path("out") / preset.name
@@ -168,6 +179,245 @@ def stats(directory: Path, as_json: bool) -> None:
     except (OSError, ValueError, KeyError) as e:
         raise UserError(f"{directory} is not a generated set (manifest.json: {e})")
     click.echo(json.dumps(rows, indent=2) if as_json else render_table(rows), nl=not as_json)
+
+
+@main.command()
+@click.option("--cpu", default="native", show_default=True, metavar="PRESET|native",
+              help="Preset whose kernels are compared (compiled in memory).")
+@click.option("--kernels", default=None, metavar="NAME[,NAME]",
+              help="Kernel names, e.g. aesni-face-none,aesni-face-r2 (default: all).")
+@click.option("--keys", default="128", show_default=True, metavar="BITS[,BITS]")
+@click.option("--mca-cpu", "mca_cpus", default=None, metavar="CPU[,CPU]",
+              help="llvm-mca models (default: the preset's model, icelake-server, skylake).")
+@click.option("-o", "--output", default="out/compare", show_default=True, metavar="DIR",
+              help="Where compare.json, compare.md and compare.png go.")
+def compare(cpu, kernels, keys, mca_cpus, output) -> None:
+    """Instruction counts by phase, instruction mix, and llvm-mca cycles per block.
+
+    Answers questions like "what does FACE r2 save on Ice Lake?" without an Ice Lake:
+    llvm-mca predicts the steady-state loop's throughput on each CPU model. A model that
+    cannot read an instruction is named with the instruction, and the rest is shown.
+    """
+    from .emit.compile import compile_kernel
+    from .emit.generate import GenerateRequest, plan_kernels
+    from .report.compare import (compare_kernels, plot_compare, render_compare,
+                                 render_markdown)
+
+    preset = _native_preset()[0] if cpu == "native" else find_preset(cpu)
+    key_bits = _split_list(keys, KEY_BITS, "key size", int)
+    req = GenerateRequest(preset, tuple(m.variant for m in preset.methods), FACE_LEVELS,
+                          KEY_BITS, "aesgen_", "aesgen compare")
+    specs = plan_kernels(req)
+    if kernels:
+        wanted = [k.strip() for k in kernels.split(",") if k.strip()]
+        unknown = [k for k in wanted if k not in {s.name for s in specs}]
+        if unknown:
+            raise UserError(f"preset {preset.name} has no kernel {unknown[0]!r}; it has: "
+                            f"{', '.join(s.name for s in specs)}")
+        specs = [s for s in specs if s.name in wanted]
+    cpus = tuple(dict.fromkeys(
+        [c.strip() for c in mca_cpus.split(",") if c.strip()] if mca_cpus
+        else [preset.mca_cpu, "icelake-server", "skylake"]))
+    out_dir = Path(output)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot write to output folder {out_dir}: {e.strerror}")
+    compiled = []
+    for spec in specs:
+        click.echo(f"aesgen: compiling {spec.name} ...", err=True)
+        compiled.append(compile_kernel(spec))
+    click.echo(f"aesgen: running llvm-mca for {', '.join(cpus)} ...", err=True)
+    rows = compare_kernels(compiled, key_bits, cpus, preset.arch)
+    click.echo(render_compare(rows, cpus), nl=False)
+    (out_dir / "compare.json").write_text(json.dumps(
+        {"preset": preset.name, "mca_cpus": list(cpus), "rows": rows}, indent=2) + "\n")
+    (out_dir / "compare.md").write_text(render_markdown(rows, cpus))
+    plot_compare(rows, cpus, out_dir / "compare.png",
+                 f"aesgen {preset.name}: instructions and llvm-mca cycles per 16-byte block")
+    click.echo(f"aesgen: wrote {out_dir}/compare.json, compare.md, compare.png")
+
+
+@main.command()
+@click.option("--cpu", default="native", show_default=True, metavar="PRESET|native",
+              help="Which generated/<preset>/ set to measure.")
+@click.option("--filter", "name_filter", default=None, metavar="REGEX",
+              help="Only benchmarks whose IMPL/MODE/KEYBITS/SIZE name matches.")
+@click.option("--sizes", default=None, metavar="BYTES[,BYTES]",
+              help="Message sizes (default 16,1024,4096,20480,40960).")
+@click.option("--keys", default=None, metavar="BITS[,BITS]",
+              help="Key sizes (default 128,192,256; --quick: 128).")
+@click.option("--quick", is_flag=True,
+              help="AES-128 only, 3 repetitions, short runs: a look in about a minute.")
+@click.option("--repetitions", default=None, type=click.IntRange(1, 1000),
+              help="Repetitions per benchmark (default 9; --quick: 3).")
+@click.option("-o", "--output", default="out/bench", show_default=True, metavar="DIR",
+              help="Where bench.json, bench.md and bench.png go.")
+def bench(cpu, name_filter, sizes, keys, quick, repetitions, output) -> None:
+    """Benchmark the kernels beside OpenSSL (AES-NI and masked) and Intel ipsec-mb.
+
+    \b
+    Builds build/<preset>/aesgen_bench, runs it, then runs OpenSSL again in a child
+    process with AES-NI masked (OPENSSL_ia32cap), and prints one table per key size and
+    mode: rows are kernels and peers, columns message sizes, cells TSC ticks per byte
+    (median, with the spread of the repetitions). Also: set-up cost per kernel, and the
+    message length at which each FACE level starts to pay. Figures are TSC ticks, not
+    core cycles: this VM has no core cycle counter.
+    """
+    import re
+    import subprocess
+
+    from .build.configure import write_build_ninja
+    from .report import bench as B
+
+    preset = _native_preset()[0] if cpu == "native" else find_preset(cpu)
+    folder = ROOT / "generated" / preset.name
+    if not (folder / "manifest.json").exists():
+        raise UserError(f"no generated set for preset {preset.name} in {folder}; run "
+                        f"aesgen generate --cpu {preset.name} -o generated/{preset.name}")
+    size_list = (_split_sizes(sizes) if sizes else B.STREAM_SIZES)
+    key_list = (_split_list(keys, KEY_BITS, "key size", int) if keys
+                else ((128,) if quick else KEY_BITS))
+    if name_filter:
+        try:
+            re.compile(name_filter)
+        except re.error as e:
+            raise UserError(f"bad --filter regular expression {name_filter!r}: {e}")
+    out_dir = Path(output)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot write to output folder {out_dir}: {e.strerror}")
+    builddir = ROOT / "build"
+    write_build_ninja(ROOT, builddir, "aesgen bench")
+    target = builddir / preset.name / "aesgen_bench"
+    click.echo(f"aesgen bench: building {target.relative_to(ROOT)}", err=True)
+    if subprocess.run(["ninja", "-C", str(builddir), str(target)],
+                      stdout=subprocess.DEVNULL).returncode != 0:
+        raise UserError(f"could not build {target}; run ninja -C build to see why")
+    reps = repetitions or (3 if quick else 9)
+    plan = B.BenchPlan(target, tuple(size_list), tuple(key_list), name_filter, reps,
+                       min_time=0.05 if quick else 0.2, warmup=0.02 if quick else 0.1,
+                       first_sizes=B.QUICK_FIRST_SIZES if quick else B.FIRST_SIZES)
+    main_run = B.run_once(plan, out_dir / "raw-main.json", "aesgen kernels and peers")
+    runs = [main_run]
+    # the child registers only openssl-noaesni benchmarks; the user's filter still applies
+    if name_filter is None or re.search(name_filter, "openssl-noaesni/stream/128/4096"):
+        child_plan = B.BenchPlan(target, plan.sizes, plan.keys, name_filter, reps,
+                                 plan.min_time, plan.warmup, plan.first_sizes)
+        runs.append(B.run_once(child_plan, out_dir / "raw-openssl-noaesni.json",
+                               "OpenSSL with AES-NI masked (child process)",
+                               env=B.child_env()))
+    summary = B.summarize(*runs)
+    context = main_run.get("context", {})
+    text, md = [], [f"# aesgen bench: preset {preset.name}", "",
+                    f"CPU: {context.get('cpu_model', '?')}. "
+                    f"{context.get('tsc_note', 'TSC ticks, not core cycles.')}", ""]
+    for bits in key_list:
+        for mode in B.MODES:
+            t = B.table(summary, mode, bits, tuple(size_list))
+            if t:
+                text.append(f"\n{B.MODE_TITLES[mode]}\n{t}")
+                md += [B.table(summary, mode, bits, tuple(size_list), markdown=True), ""]
+    setup = B.setup_costs(summary)
+    if setup:
+        text.append("\nset-up cost (init / key schedule), TSC ticks, median")
+        md += ["**Set-up cost** (init, TSC ticks)", "", "| implementation | key | ticks |",
+               "|---|---:|---:|"]
+        for r in setup:
+            text.append(f"  {r['impl']:<22}{r['key_bits']:>5}{r['ticks']:>10.0f}")
+            md.append(f"| {r['impl']} | {r['key_bits']} | {r['ticks']:.0f} |")
+        md.append("")
+    even = B.break_even(summary)
+    if even:
+        text.append("\nwhere FACE starts to pay: smallest message after a fresh key at which "
+                    "the FACE kernel (init included) costs no more than its `none` sibling")
+        md += ["**Where FACE starts to pay** (fresh key and IV, init included)", "",
+               "| kernel | versus | key | break-even |", "|---|---|---:|---:|"]
+        for r in even:
+            where = (f"{r['break_even_bytes']} bytes" if r["break_even_bytes"]
+                     else f"not within {r['largest_tested']} bytes")
+            text.append(f"  {r['impl']:<22} vs {r['versus']:<20}{r['key_bits']:>5}  {where}")
+            md.append(f"| {r['impl']} | {r['versus']} | {r['key_bits']} | {where} |")
+        md.append("")
+    best = _fastest(summary, preset.name)
+    if best:
+        text.append("\n" + best)
+        md += [best, ""]
+    click.echo("\n".join(text))
+    (out_dir / "bench.json").write_text(json.dumps(
+        {"preset": preset.name, "context": context, "results": summary,
+         "setup": setup, "break_even": even}, indent=2, sort_keys=True) + "\n")
+    (out_dir / "bench.md").write_text("\n".join(md) + "\n")
+    bits0 = 128 if 128 in key_list else key_list[0]
+    B.plot(summary, out_dir / "bench.png", bits0,
+           f"aesgen {preset.name} vs peers, {context.get('cpu_model', '')} (TSC ticks/byte)")
+    click.echo(f"aesgen bench: wrote {out_dir}/bench.json, bench.md, bench.png")
+
+
+def _split_sizes(value: str) -> tuple[int, ...]:
+    out = []
+    for word in value.split(","):
+        word = word.strip()
+        if not word:
+            continue
+        if not word.isdigit() or not 1 <= int(word) <= 1 << 24:
+            raise UserError(f"bad message size {word!r}: give bytes from 1 to 16777216")
+        out.append(int(word))
+    if not out:
+        raise UserError("no message size given")
+    return tuple(sorted(set(out)))
+
+
+def _fastest(summary: dict, preset: str) -> str:
+    rows = {r["impl"]: r["median"] for r in summary.values()
+            if r["mode"] == "stream" and r["key_bits"] == 128 and r["size"] == 4096}
+    ours = {k: v for k, v in rows.items() if not k.startswith(("openssl", "ipsec"))}
+    if not ours:
+        return ""
+    name = min(ours, key=ours.get)
+    parts = [f"{peer} {rows[peer] / ours[name]:.2f}x" for peer in sorted(rows)
+             if peer.startswith(("openssl", "ipsec"))]
+    return (f"fastest aesgen kernel here (AES-128, 4096 B, streaming): {name} at "
+            f"{ours[name]:.3f} ticks/B; speed-up over " + (", ".join(parts) or "no peer"))
+
+
+@main.command()
+@click.option("--cpu", default="native", show_default=True, metavar="PRESET|native")
+@click.option("--bench-json", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Use this bench.json instead of running the benchmark.")
+@click.option("--quick", is_flag=True, help="Fewer repetitions when running the benchmark.")
+@click.pass_context
+def paper(ctx, cpu, bench_json, quick) -> None:
+    """Reproduce seed 000's comparisons here, with the paper's own figures beside ours.
+
+    Prints instructions up to round 2 (base vs FACE, per method), then runs the aesni
+    benchmarks (or reads --bench-json) for Table 3 style cycles/byte at 1024, 4096, 20480
+    and 40960 bytes and Table 4 style set-up cost, naming this CPU and the paper's.
+    """
+    from .emit.compile import compile_kernel
+    from .emit.generate import GenerateRequest, plan_kernels
+    from .report import paper as P
+
+    preset = _native_preset()[0] if cpu == "native" else find_preset(cpu)
+    req = GenerateRequest(preset, tuple(m.variant for m in preset.methods), FACE_LEVELS,
+                          KEY_BITS, "aesgen_", "aesgen paper")
+    compiled = [compile_kernel(spec) for spec in plan_kernels(req)]
+    click.echo(P.round2_table(compiled))
+    if bench_json is None:
+        out = Path("out/paper")
+        ctx.invoke(bench, cpu=preset.name, name_filter="^aesni-face-[a-z0-9]+/(stream|setup)/",
+                   sizes="1024,4096,20480,40960", keys="128,192,256", quick=quick,
+                   repetitions=None, output=str(out))
+        bench_json = out / "bench.json"
+    try:
+        data = json.loads(bench_json.read_text())
+    except (OSError, ValueError) as e:
+        raise UserError(f"cannot read {bench_json}: {e}")
+    cpu_name = data.get("context", {}).get("cpu_model", "this CPU")
+    click.echo("")
+    click.echo(P.table3(data["results"], "aesni", cpu_name))
+    click.echo(P.table4(data.get("setup", []), "aesni"))
 
 
 @main.command()

@@ -19,7 +19,10 @@ class Feature:
 
 @dataclass(frozen=True)
 class MethodChoice:
+    """One kernel family a preset gets: ``variant`` names it (aesni, vaes512, gfni256)."""
+    variant: str
     method: str
+    width: int
     encoding: str
     interleave: int
 
@@ -36,7 +39,7 @@ class Preset:
     source: Path
 
     def method(self, name: str) -> MethodChoice | None:
-        return next((m for m in self.methods if m.method == name), None)
+        return next((m for m in self.methods if m.variant == name), None)
 
 
 class TargetError(ValueError):
@@ -55,8 +58,9 @@ def load_features(arch: str = "x86_64", root: Path = TARGETS) -> dict[str, Featu
 
 def load_preset(path: Path) -> Preset:
     d = tomllib.loads(path.read_text())
-    methods = tuple(MethodChoice(m, c["encoding"], c["interleave"])
-                    for m, c in sorted(d.get("methods", {}).items()))
+    methods = tuple(MethodChoice(v, c.get("method", v), c.get("width", 128), c["encoding"],
+                                 c["interleave"])
+                    for v, c in d.get("methods", {}).items())
     preset = Preset(d["name"], d["arch"], d["description"], tuple(d["features"]),
                     d["mca_cpu"], d["zmm_lowers_clock"], methods, path)
     if preset.name != path.stem:

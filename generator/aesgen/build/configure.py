@@ -2,7 +2,8 @@
 
 The template lives at the repository root; its header comment lists the variables it takes.
 Presets are the folders under generated/ whose manifest.json names the host architecture;
-each gets a GoogleTest binary (its kernels + harness/) and a standalone-compile check.
+each gets a GoogleTest binary (its kernels + harness/) and a standalone-compile check, and on
+x86-64 a Google Benchmark binary (its kernels + harness/bench/) beside OpenSSL and ipsec-mb.
 
 Output is a pure function of the inputs: presets and their sources are sorted, nothing is
 read from the clock, and the file is replaced atomically (temp file + rename) so a reader
@@ -67,10 +68,12 @@ class Toolchain:
     cxxflags: str = "-std=c++17 -O2 -g -Wall -Wextra -Werror"
     ldflags: str = ""
     libs: str = "-lgtest -lgtest_main -lpthread -lcrypto"
+    bench_libs: str = "-lbenchmark -lpthread -lcrypto -lIPSec_MB"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Toolchain":
-        """The defaults, with CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS and LIBS taken from env."""
+        """The defaults, with CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS, LIBS and BENCH_LIBS taken
+        from env."""
         base = cls()
         return cls(
             cc=env.get("CC") or base.cc,
@@ -79,6 +82,7 @@ class Toolchain:
             cxxflags=env.get("CXXFLAGS", base.cxxflags),
             ldflags=env.get("LDFLAGS", base.ldflags),
             libs=env.get("LIBS", base.libs),
+            bench_libs=env.get("BENCH_LIBS", base.bench_libs),
         )
 
 
@@ -224,6 +228,7 @@ def render_build_ninja(
         cxxflags=toolchain.cxxflags,
         ldflags=toolchain.ldflags,
         libs=toolchain.libs,
+        bench_libs=toolchain.bench_libs,
         regen_inputs=regen_inputs,
         presets=views,
     )

@@ -42,6 +42,8 @@ class KernelBuilder:
         self._labels: set[str] = set()
         self._phase = "other"
         self._region = ""
+        # table row suffixes to try first, e.g. ("evx", "evy", "z") for an EVEX kernel
+        self.prefer: tuple[str, ...] = ()
 
     # --- values ---------------------------------------------------------------------
     def gp(self) -> Reg:
@@ -51,8 +53,14 @@ class KernelBuilder:
 
     def xmm(self) -> Reg:
         """A fresh virtual 128-bit vector register."""
+        return self.vec(128)
+
+    def vec(self, width: int) -> Reg:
+        """A fresh virtual vector register used at ``width`` bits (128, 256 or 512)."""
+        if width not in (128, 256, 512):
+            raise ValueError(f"vector width must be 128, 256 or 512, not {width}")
         self._next_id += 1
-        return Reg(VEC, self._next_id, 128)
+        return Reg(VEC, self._next_id, width)
 
     def const(self, name: str, data: bytes, align: int = 16) -> Mem:
         """A read-only constant, addressed RIP-relative; ``name`` must be unique per function."""
@@ -100,7 +108,7 @@ class KernelBuilder:
 
     # --- emission -------------------------------------------------------------------
     def emit(self, name: str, *operands: Operand, comment: str = "") -> None:
-        form = self.table.match(name, tuple(operands))
+        form = self.table.match(name, tuple(operands), self.prefer)
         self.function.body.append(
             Instruction(form, tuple(operands), self._phase, self._region, comment))
 

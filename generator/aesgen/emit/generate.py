@@ -52,8 +52,8 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
         if choice is None:
             raise ValueError(f"preset {req.preset.name} has no method {method!r}")
         for face in req.faces:
-            specs.append(KernelSpec(method, face, req.key_bits, choice.interleave,
-                                    choice.encoding, req.prefix))
+            specs.append(KernelSpec(choice.method, face, req.key_bits, choice.interleave,
+                                    choice.encoding, req.prefix, choice.width))
     return specs
 
 
@@ -64,7 +64,7 @@ def _environment() -> jinja2.Environment:
 
 
 def kernel_file_name(spec: KernelSpec) -> str:
-    return f"{spec.method}_face_{spec.face}.S".replace("-", "_")
+    return f"{spec.variant}_face_{spec.face}.S".replace("-", "_")
 
 
 def render_set(req: GenerateRequest) -> dict[str, str]:
@@ -123,7 +123,8 @@ def manifest_text(req: GenerateRequest, compiled: list[CompiledKernel],
         "prefix": req.prefix,
         "files": sorted(list(files) + ["manifest.json"]),
         "kernels": [{
-            "name": ck.spec.name, "method": ck.spec.method, "face": ck.spec.face,
+            "name": ck.spec.name, "method": ck.spec.method, "variant": ck.spec.variant,
+            "width": ck.spec.width, "face": ck.spec.face,
             "constant_time": ck.constant_time, "features": list(ck.features),
             "ctx_size": ck.ctx_size, "interleave": ck.spec.interleave,
             "encoding": ck.spec.encoding, "file": kernel_file_name(ck.spec),

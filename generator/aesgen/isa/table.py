@@ -50,11 +50,19 @@ class InstructionTable:
     def forms_named(self, name: str) -> list[Form]:
         return [f for f in self.forms if f.base_name == name]
 
-    def match(self, name: str, operands: tuple[Operand, ...]) -> Form:
-        """The first form called ``name`` whose operand kinds accept ``operands``."""
+    def match(self, name: str, operands: tuple[Operand, ...],
+              prefer: tuple[str, ...] = ()) -> Form:
+        """The first form called ``name`` whose operand kinds accept ``operands``.
+
+        ``prefer`` lists row suffixes (e.g. ``("evx", "z")``) tried before the others: how
+        a kernel that needs EVEX encodings picks them over the VEX rows of a mnemonic.
+        """
         candidates = self.forms_named(name)
         if not candidates:
             raise KeyError(f"{self.isa}: no instruction {name!r} in the table")
+        if prefer:
+            first = [f for f in candidates if f.name.partition(".")[2] in prefer]
+            candidates = first + [f for f in candidates if f not in first]
         for form in candidates:
             if form.accepts(operands):
                 return form

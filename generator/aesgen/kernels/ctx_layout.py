@@ -33,9 +33,10 @@ NO_TABLE = 1
 @dataclass(frozen=True)
 class ContextLayout:
     face: str
-    table_r1: int | None     # 256 x 4-byte rd1+ entries
+    table_r1: int | None     # 256 rd1+ entries of r1_entry bytes
     table_r2: int | None     # 256 x 16-byte rd2+ entries
     size: int
+    r1_entry: int = 4        # 4 (column 0 only) on xmm; 16 where one load must serve a lane
 
     def fields(self) -> dict[str, int]:
         out = {name: value for name, value in globals().items()
@@ -49,11 +50,13 @@ class ContextLayout:
         return out
 
 
-def layout_for(face: str) -> ContextLayout:
+def layout_for(face: str, r1_entry: int = 4) -> ContextLayout:
+    """Context layout for a FACE level. Vector kernels keep rd1+ entries 16 bytes wide so a
+    256/512-bit load fetches the entries of 2/4 consecutive blocks, one a lane."""
     if face == "none":
-        return ContextLayout(face, None, None, HEADER_END)
+        return ContextLayout(face, None, None, HEADER_END, r1_entry)
     if face == "r1":
-        return ContextLayout(face, HEADER_END, None, HEADER_END + 1024)
+        return ContextLayout(face, HEADER_END, None, HEADER_END + 256 * r1_entry, r1_entry)
     if face == "r2":
-        return ContextLayout(face, None, HEADER_END, HEADER_END + 4096)
+        return ContextLayout(face, None, HEADER_END, HEADER_END + 4096, r1_entry)
     raise ValueError(f"unknown FACE level {face!r}")

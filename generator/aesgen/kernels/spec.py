@@ -7,17 +7,29 @@ FACE_LEVELS = ("none", "r1", "r2")
 KEY_BITS = (128, 192, 256)
 ROUNDS = {128: 10, 192: 12, 256: 14}
 
+# method -> (allowed vector widths, whether the width is part of the method's name)
+METHODS = {
+    "aesni": ((128,), False),
+    "vaes256": ((256,), False),
+    "vaes512": ((512,), False),
+    "gfni": ((128, 256, 512), True),
+}
+ENCODINGS = ("sse", "avx", "evex")
+
 
 @dataclass(frozen=True)
 class KernelSpec:
-    method: str                      # "aesni", ...
+    method: str                      # "aesni", "vaes256", "vaes512", "gfni"
     face: str                        # "none", "r1", "r2"
     key_bits: tuple[int, ...] = KEY_BITS
-    interleave: int = 8              # blocks in flight in the steady-state loop
-    encoding: str = "sse"            # "sse" (legacy, two-operand) or "avx" (VEX, three-operand)
+    interleave: int = 8              # vector registers in flight in the steady-state loop
+    encoding: str = "sse"            # "sse" (legacy), "avx" (VEX), "evex" (AVX-512, 32 regs)
     prefix: str = "aesgen_"
+    width: int = 128                 # bits per vector register: 128, 256 or 512
 
     def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; known: {', '.join(METHODS)}")
         if self.face not in FACE_LEVELS:
             raise ValueError(f"unknown FACE level {self.face!r}; choose from {FACE_LEVELS}")
         bad = [k for k in self.key_bits if k not in KEY_BITS]
@@ -25,17 +37,35 @@ class KernelSpec:
             raise ValueError(f"key sizes must be among {KEY_BITS}, got {self.key_bits}")
         if not 1 <= self.interleave <= 16:
             raise ValueError(f"interleave must be 1..16, got {self.interleave}")
-        if self.encoding not in ("sse", "avx"):
+        if self.encoding not in ENCODINGS:
             raise ValueError(f"unknown encoding {self.encoding!r}")
+        widths, _ = METHODS[self.method]
+        if self.width not in widths:
+            raise ValueError(f"method {self.method} runs on {widths}-bit vectors, "
+                             f"not {self.width}")
+        if self.width > 128 and self.encoding == "sse":
+            raise ValueError(f"{self.width}-bit vectors need the avx or evex encoding")
+        if self.width == 512 and self.encoding != "evex":
+            raise ValueError("512-bit vectors need the evex encoding")
+
+    @property
+    def lanes(self) -> int:
+        """AES blocks per vector register."""
+        return self.width // 128
+
+    @property
+    def variant(self) -> str:
+        """Method plus width where the method has several: aesni, vaes512, gfni256."""
+        return f"{self.method}{self.width}" if METHODS[self.method][1] else self.method
 
     @property
     def name(self) -> str:
-        """Registry name, e.g. ``aesni-face-r2``."""
-        return f"{self.method}-face-{self.face}"
+        """Registry name, e.g. ``vaes512-face-r2``."""
+        return f"{self.variant}-face-{self.face}"
 
     @property
     def symbol_stem(self) -> str:
-        return f"{self.prefix}{self.method}_face_{self.face}".replace("-", "_")
+        return f"{self.prefix}{self.variant}_face_{self.face}".replace("-", "_")
 
     def symbol(self, entry: str) -> str:
         return f"{self.symbol_stem}_{entry}"

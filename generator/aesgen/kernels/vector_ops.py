@@ -1,49 +1,108 @@
-"""Vector operations written once for both x86 encodings.
+"""Vector operations written once for three x86 encodings and three widths.
 
-Lowerings call ``ops.xor(dst, a, b)`` and get ``pxor`` with a copy where the legacy SSE
-two-operand form needs one, or a single three-operand ``vpxor`` under VEX. Legacy SSE
-memory operands must be 16-byte aligned; ``unaligned=True`` sources are loaded first.
+Lowerings call ``ops.xor(dst, a, b)`` and get, by encoding:
+  sse   legacy two-operand forms (``pxor`` after a copy when dst != a), xmm only,
+        16 registers; memory operands must be 16-byte aligned (``unaligned=True`` loads first)
+  avx   VEX three-operand forms (``vpxor``) on xmm or ymm, 16 registers
+  evex  AVX-512 forms (``vpxorq``, ``vmovdqu64``, EVEX rows of ``vaesenc``...) on xmm, ymm
+        or zmm, 32 registers, and ``ternary`` (VPTERNLOGD) folds three-input logic
+The width comes from the register operands (a 512-bit view is a zmm register).
 """
 from __future__ import annotations
 
 from ..dsl.builder import KernelBuilder
-from ..dsl.operands import Mem, Reg
+from ..dsl.operands import Imm, Mem, Reg
+
+EVEX_ROWS = ("evx", "evy", "evxst", "z", "x", "y", "xst", "yst")
+
+# VPTERNLOGD truth-table immediates (A = destination's old value, B, C the sources):
+# the result bit is imm[(A << 2) | (B << 1) | C].
+XOR3 = 0x96
 
 
 class VectorOps:
     def __init__(self, builder: KernelBuilder, encoding: str) -> None:
+        if encoding not in ("sse", "avx", "evex"):
+            raise ValueError(f"unknown encoding {encoding!r}")
         self.b = builder
+        self.encoding = encoding
+        self.sse = encoding == "sse"
         self.avx = encoding == "avx"
-        self.a = builder.asm
+        self.evex = encoding == "evex"
+        if self.evex:
+            builder.prefer = EVEX_ROWS
 
-    def _v(self, name: str) -> str:
-        return f"v{name}" if self.avx else name
+    @property
+    def registers(self) -> int:
+        return 32 if self.evex else 16
+
+    def _emit(self, name: str, *ops) -> None:
+        self.b.emit(name, *ops)
 
     # --- moves ------------------------------------------------------------------------
     def load(self, dst: Reg, src: Mem, *, aligned: bool = True) -> None:
-        self.b.emit(self._v("movdqa" if aligned else "movdqu"), dst, src)
+        if self.evex:
+            self._emit("vmovdqa64" if aligned and dst.width == 128 else "vmovdqu64",
+                       dst, src.at(dst.width))
+        elif self.avx:
+            self._emit("vmovdqa" if aligned else "vmovdqu", dst, src.at(dst.width))
+        else:
+            self._emit("movdqa" if aligned else "movdqu", dst, src)
 
     def store(self, dst: Mem, src: Reg, *, aligned: bool = True) -> None:
-        self.b.emit(self._v("movdqa" if aligned else "movdqu"), dst, src)
+        if self.evex:
+            self._emit("vmovdqa64" if aligned and src.width == 128 else "vmovdqu64",
+                       dst.at(src.width), src)
+        elif self.avx:
+            self._emit("vmovdqa" if aligned and src.width == 128 else "vmovdqu",
+                       dst.at(src.width), src)
+        else:
+            self._emit("movdqa" if aligned else "movdqu", dst, src)
 
     def copy(self, dst: Reg, src: Reg) -> None:
-        if dst != src:
-            self.b.emit(self._v("movdqa"), dst, src)
+        if dst == src:
+            return
+        if self.evex:
+            self._emit("vmovdqa64", dst, src)
+        else:
+            self._emit("vmovdqa" if self.avx else "movdqa", dst, src)
 
     def load_u32(self, dst: Reg, src: Mem | Reg) -> None:
         """dst = zero-extended 32-bit value (movd)."""
-        self.b.emit(self._v("movd"), dst, src)
+        self._emit("movd" if self.sse else "vmovd", dst, src)
 
     def store_u32(self, dst: Mem | Reg, src: Reg) -> None:
-        self.b.emit(self._v("movd"), dst, src)
+        self._emit("movd" if self.sse else "vmovd", dst, src)
 
     def from_gp64(self, dst: Reg, src: Reg) -> None:
-        self.b.emit(self._v("movq"), dst, src)
+        self._emit("movq" if self.sse else "vmovq", dst, src)
+
+    def broadcast_lane(self, dst: Reg, src: Mem) -> None:
+        """Every 128-bit lane of dst = the 16 bytes at src."""
+        if dst.width == 128:
+            self.load(dst, src)
+        elif dst.width == 256:
+            self._emit("vbroadcasti32x4" if self.evex else "vbroadcasti128", dst, src.at(128))
+        else:
+            self._emit("vbroadcasti32x4", dst, src.at(128))
+
+    def broadcast_register(self, dst: Reg, src: Reg) -> None:
+        """Every 128-bit lane of dst = src (an xmm value)."""
+        if dst.width == 128:
+            self.copy(dst, src)
+        elif dst.width == 256:
+            wide = src.view(256)
+            self._emit("vinserti32x4" if self.evex else "vinserti128", dst, wide, src, Imm(1))
+        else:
+            wide = src.view(512)
+            self._emit("vshufi32x4", dst, wide, wide, Imm(0))
 
     # --- three-address arithmetic ------------------------------------------------------
-    def _binary(self, name: str, dst: Reg, a: Reg, b: Reg | Mem, unaligned: bool) -> None:
-        if self.avx:
-            self.b.emit(f"v{name}", dst, a, b)
+    def _binary(self, name: str, dst: Reg, a: Reg, b: Reg | Mem, unaligned: bool,
+                evex_name: str | None = None) -> None:
+        if not self.sse:
+            self._emit(evex_name if (self.evex and evex_name) else f"v{name}", dst, a,
+                       b.at(dst.width) if isinstance(b, Mem) else b)
             return
         if isinstance(b, Mem) and unaligned:
             tmp = self.b.xmm()
@@ -55,10 +114,26 @@ class VectorOps:
             else:
                 raise ValueError(f"{name}: destination aliases the second source")
         self.copy(dst, a)
-        self.b.emit(name, dst, b)
+        self._emit(name, dst, b)
 
     def xor(self, dst: Reg, a: Reg, b: Reg | Mem, *, unaligned: bool = False) -> None:
-        self._binary("pxor", dst, a, b, unaligned)
+        self._binary("pxor", dst, a, b, unaligned, evex_name="vpxorq")
+
+    def xor3(self, dst: Reg, a: Reg, b: Reg, c: Reg | Mem) -> None:
+        """dst = a ^ b ^ c: one VPTERNLOGD under EVEX, two XORs otherwise."""
+        if self.evex:
+            self.copy(dst, a)
+            self.ternary(dst, b, c, XOR3)
+        else:
+            self.xor(dst, a, b)
+            self.xor(dst, dst, c)
+
+    def ternary(self, acc: Reg, b: Reg, c: Reg | Mem, imm: int) -> None:
+        """acc = f(acc, b, c) for the truth table imm (VPTERNLOGD; EVEX only)."""
+        if not self.evex:
+            raise ValueError("VPTERNLOGD needs the EVEX encoding (AVX-512)")
+        self._emit("vpternlogd", acc, b, c.at(acc.width) if isinstance(c, Mem) else c,
+                   Imm(imm))
 
     def add_bytes(self, dst: Reg, a: Reg, b: Reg | Mem) -> None:
         self._binary("paddb", dst, a, b, False)
@@ -74,3 +149,24 @@ class VectorOps:
 
     def aes_last_round(self, dst: Reg, state: Reg, key: Reg | Mem) -> None:
         self._binary("aesenclast", dst, state, key, False)
+
+    def gf_multiply(self, dst: Reg, a: Reg, b: Reg | Mem) -> None:
+        """dst = a * b per byte in GF(2^8) mod x^8+x^4+x^3+x+1 (GF2P8MULB)."""
+        self._binary("gf2p8mulb", dst, a, b, False)
+
+    def affine_inverse(self, dst: Reg, src: Reg, matrix: Reg | Mem, constant: int) -> None:
+        """dst = A * inv(src) + c per byte (GF2P8AFFINEINVQB; the AES S-box with A, 0x63)."""
+        self._affine("gf2p8affineinvqb", dst, src, matrix, constant)
+
+    def affine(self, dst: Reg, src: Reg, matrix: Reg | Mem, constant: int) -> None:
+        """dst = A * src + c per byte (GF2P8AFFINEQB)."""
+        self._affine("gf2p8affineqb", dst, src, matrix, constant)
+
+    def _affine(self, name: str, dst: Reg, src: Reg, matrix: Reg | Mem, constant: int) -> None:
+        if isinstance(matrix, Mem):
+            matrix = matrix.at(dst.width)
+        if self.sse:
+            self.copy(dst, src)
+            self._emit(name, dst, matrix, Imm(constant))
+        else:
+            self._emit(f"v{name}", dst, src, matrix, Imm(constant))

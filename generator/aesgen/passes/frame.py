@@ -32,13 +32,17 @@ def insert_frame(function: Function, abi: AbiSpec) -> Function:
         if is_ins and item.name == "ret":
             if function.scrub_vectors and vectors:
                 if uses_vex:
+                    for v in vectors:        # vzeroall leaves zmm16-31 alone
+                        if v >= 16:
+                            x = Reg(VEC, v, 128)
+                            body.append(_make(abi, "vpxorq", x, x, x))
                     body.append(_make(abi, "vzeroall"))
                 else:
                     for v in vectors:
                         x = Reg(VEC, v, 128)
                         body.append(_make(abi, "pxor", x, x))
             elif uses_vex:
-                body.append(_make(abi, "vzeroupper"))
+                body.append(_make(abi, "vzeroupper"))   # leave no dirty upper state behind
             body.extend(_make(abi, "pop", r) for r in reversed(saved))
         body.append(item)
         if n == 0:

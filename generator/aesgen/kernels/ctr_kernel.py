@@ -1,29 +1,38 @@
-"""AES-CTR with AES-NI on xmm: init (key expansion), set_iv, xor_stream, wipe.
+"""AES-CTR kernels for every x86 method: init, set_iv, xor_stream, wipe.
 
-The counter is 128-bit big-endian, +1 a block (OpenSSL EVP_aes_*_ctr). Blocks are made in
-batches of ``interleave`` only while byte 15 of the counter (in15) does not wrap inside the
-batch; then block i of the batch is the batch's first block plus i in byte 15 (one paddb), and
-FACE's window (the 256 blocks that share bytes 0..14) is the same for the whole batch. Near a
-window's end, and for the last partial block, single blocks are made.
+One body serves xmm, ymm and zmm: a vector register holds ``lanes`` = width/128 blocks and a
+batch is ``interleave`` registers. The round function comes from a RoundEngine (AES-NI/VAES
+or GFNI); everything else here is shared.
 
-FACE (Park & Lee, TCHES, section 4 and appendix A.2), as this kernel computes it:
+Counter: 128-bit big-endian, +1 a block (OpenSSL EVP_aes_*_ctr), kept as two native 64-bit
+halves so a step is add/adc. A batch runs only while byte 15 of the counter (in15) does not
+wrap inside it; then block j of the batch is the batch's first block plus j in byte 15 (one
+byte add per register, lanes included), and FACE's window (the 256 blocks sharing bytes
+0..14) is the same for the whole batch. Near a window's end a one-register batch, then single
+blocks, finish the window; the last partial block is a single block kept in the context.
+
+FACE (Park & Lee, TCHES, section 4 and appendix A.2), as these kernels compute it:
   s_r(ctr)  = state after round r;  base = ctr with in15 = 0
-  rd1 cache  C1 = s_1(base),   rd1+ table T1[v] = s_1(base|v) ^ C1   (column 0 only: 4 bytes)
+  rd1 cache  C1 = s_1(base),   rd1+ table T1[v] = s_1(base|v) ^ C1   (column 0 only)
   rd2 cache  C2 = s_2(base),   rd2+ table T2[v] = s_2(base|v) ^ C2   (16 bytes)
 so s_1 = C1 ^ T1[in15] and s_2 = C2 ^ T2[in15]. The tables depend only on the key and counter
 bytes 0, 5, 10 (the bytes that reach column 0 after ShiftRows); the caches on bytes 0..14.
-Round 0 (rd0) is a single pxor here and is folded into the caches: with `r1` no block computes
-rounds 0-1, with `r2` no block computes rounds 0-2.
+Round 0 (rd0) is a single XOR here and is folded into the caches: with `r1` no block computes
+rounds 0-1, with `r2` no block computes rounds 0-2. T1 entries are 4 bytes on xmm and 16 bytes
+on ymm/zmm, where one load then fetches the entries of consecutive blocks, one a lane.
 Tables are filled while encrypting: until a table is complete, blocks are computed in full and
-each one stores its own entry (s ^ C); no set-up pass computes entries a message does not use.
+each stores its own entry (s ^ C); no set-up pass computes entries a message does not use.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ..dsl.builder import KernelBuilder
 from ..dsl.ir import Function
 from ..dsl.operands import Imm, Label, Mem, Reg, gp
 from ..isa.table import load_table
 from . import ctx_layout as L
+from .engines import RoundEngine, engine_for
 from .spec import ROUNDS, KernelSpec
 from .vector_ops import VectorOps
 
@@ -34,13 +43,30 @@ def _m(width: int, base: Reg, disp: int = 0, index: Reg | None = None, scale: in
     return Mem(width, base=base, index=index, scale=scale, disp=disp)
 
 
-class _Kernel:
-    """Shared state while one kernel's functions are built."""
+@dataclass
+class Stream:
+    """The registers one key size's loop works with."""
+    ctx: Reg
+    out: Reg
+    inp: Reg
+    length: Reg
+    lo: Reg          # counter bytes 8..15 as a number
+    hi: Reg          # counter bytes 0..7
+    idx: Reg         # in15 of the next block
+    end: Label       # store the counter and return
+    top: Label       # next batch
+    keys: object     # the engine's round-key access for this key size
+
+
+class Kernel:
+    """Shared state while one kernel's four functions are built."""
 
     def __init__(self, spec: KernelSpec) -> None:
         self.spec = spec
         self.table = load_table("x86_64")
-        self.layout = L.layout_for(spec.face)
+        self.engine: RoundEngine = engine_for(spec)
+        self.layout = L.layout_for(spec.face, 4 if spec.width == 128 else 16)
+        self.r1_entry = self.layout.r1_entry
 
     def builder(self, entry: str, doc: str) -> tuple[KernelBuilder, VectorOps]:
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
@@ -54,7 +80,6 @@ class _Kernel:
             regs.append(v)
         return regs
 
-    # --- counter as a vector ------------------------------------------------------------
     def counter_block(self, b: KernelBuilder, v: VectorOps, lo: Reg, hi: Reg) -> Reg:
         """xmm holding the 16 counter bytes (big-endian) of the number hi:lo."""
         x, t = b.xmm(), b.xmm()
@@ -64,20 +89,6 @@ class _Kernel:
         v.shuffle_bytes(x, x, b.const("bswap128", BSWAP128))
         return x
 
-    def rounds(self, b: KernelBuilder, v: VectorOps, ctx: Reg, blocks: list[Reg],
-               first: int, last: int, nr: int) -> None:
-        """Apply rounds first..last (0 = AddRoundKey, nr = the final round) to every block."""
-        for r in range(first, last + 1):
-            k = b.xmm()
-            v.load(k, _m(128, ctx, L.ROUND_KEYS + 16 * r))
-            for x in blocks:
-                if r == 0:
-                    v.xor(x, x, k)
-                elif r == nr:
-                    v.aes_last_round(x, x, k)
-                else:
-                    v.aes_round(x, x, k)
-
 
 def _count_up(b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
     b.asm.add(lo, Imm(n))
@@ -85,9 +96,9 @@ def _count_up(b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
 
 
 # ====================================================================================
-# init: key expansion (FIPS-197 5.2, word by word, SubWord from AESKEYGENASSIST)
+# init, set_iv, wipe
 # ====================================================================================
-def build_init(k: _Kernel) -> Function:
+def build_init(k: Kernel) -> Function:
     b, v = k.builder("init", "init(ctx, key, key_len, iv): expand the key, reset FACE state, "
                              "set the IV.\nReturns 0, or -1 for a key length not built in.")
     b.function.returns_value = True
@@ -109,38 +120,14 @@ def build_init(k: _Kernel) -> Function:
     for bits, label in per_size.items():
         a.cmp(key_len, Imm(bits // 8))
         a.je(label)
-    rcon = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1B, 0x36]
     for bits, label in per_size.items():
         b.bind(label)
         with b.phase("key_expansion"):
-            nk, nr = bits // 32, ROUNDS[bits]
-            w = b.gp()
-            for i in range(nk):
-                a.mov(w.w32, _m(32, key, 4 * i))
-                a.mov(_m(32, ctx, L.ROUND_KEYS + 4 * i), w.w32)
-            x, y = b.xmm(), b.xmm()
-            vname = "v" if k.spec.encoding == "avx" else ""
-            for i in range(nk, 4 * (nr + 1)):
-                a.mov(w.w32, _m(32, ctx, L.ROUND_KEYS + 4 * (i - 1)))
-                if i % nk == 0 or (nk == 8 and i % nk == 4):
-                    # AESKEYGENASSIST on a broadcast word gives dword0 = SubWord(w) and
-                    # dword1 = RotWord(SubWord(w)) ^ rcon (Intel SDM, AESKEYGENASSIST).
-                    v.load_u32(x, w.w32)
-                    b.emit(f"{vname}pshufd", x, x, Imm(0))
-                    rc = rcon[i // nk - 1] if i % nk == 0 else 0
-                    b.emit(f"{vname}aeskeygenassist", y, x, Imm(rc))
-                    if i % nk == 0:
-                        b.emit(f"{vname}pshufd", y, y, Imm(0x55))
-                    v.store_u32(w.w32, y)
-                a.xor(w.w32, _m(32, ctx, L.ROUND_KEYS + 4 * (i - nk)))
-                a.mov(_m(32, ctx, L.ROUND_KEYS + 4 * i), w.w32)
+            k.engine.expand_key(b, v, ctx, key, bits)
             a.mov(_m(32, ctx, L.KEY_BITS), Imm(bits))
         a.jmp(common)
     b.bind(common)
-    a.mov(_m(64, ctx, L.TAG_LO), Imm(0))
     a.mov(_m(64, ctx, L.TAG_HI), Imm(L.NO_TABLE))
-    a.mov(_m(64, ctx, L.FILL_START), Imm(0))
-    a.mov(_m(64, ctx, L.FILL_COUNT), Imm(0))
     _set_iv_body(b, ctx, iv)
     a.xor(gp("eax"), gp("eax"))
     b.bind(ret)
@@ -162,7 +149,7 @@ def _set_iv_body(b: KernelBuilder, ctx: Reg, iv: Reg) -> None:
     a.mov(_m(64, ctx, L.WINDOW_LO), Imm(L.NO_WINDOW))   # caches are checked again on use
 
 
-def build_set_iv(k: _Kernel) -> Function:
+def build_set_iv(k: Kernel) -> Function:
     b, _ = k.builder("set_iv", "set_iv(ctx, iv): restart the stream at iv under the same key.\n"
                                "FACE tables stay while IV bytes 0, 5 and 10 are unchanged.")
     b.function.returns_value = True
@@ -174,23 +161,24 @@ def build_set_iv(k: _Kernel) -> Function:
     return b.build()
 
 
-def _zero_context(k: _Kernel, b: KernelBuilder, v: VectorOps, ctx: Reg) -> None:
+def _zero_context(k: Kernel, b: KernelBuilder, v: VectorOps, ctx: Reg) -> None:
     """Store zeros over all ctx_size bytes (a multiple of 64), 64 bytes an iteration."""
     a = b.asm
-    z, p, n = b.xmm(), b.gp(), b.gp()
-    v.xor(z, z, z)
+    width = {"sse": 128, "avx": 256, "evex": 512}[k.spec.encoding]
+    z, p, n = b.vec(width), b.gp(), b.gp()
+    v.xor(z.view(128), z.view(128), z.view(128))      # zeroes the whole register
     a.mov(p, ctx)
     a.mov(n, Imm(k.layout.size // 64))
     loop = b.label("zero")
     b.bind(loop)
-    for off in range(0, 64, 16):
-        v.store(_m(128, p, off), z)
+    for off in range(0, 64, width // 8):
+        v.store(_m(width, p, off), z, aligned=False)
     a.add(p, Imm(64))
     a.dec(n)
     a.jne(loop)
 
 
-def build_wipe(k: _Kernel) -> Function:
+def build_wipe(k: Kernel) -> Function:
     b, v = k.builder("wipe", f"wipe(ctx): zero all {k.layout.size} bytes of the context.")
     b.asm.endbr64()
     (ctx,) = k.args(b, 1)
@@ -202,10 +190,12 @@ def build_wipe(k: _Kernel) -> Function:
 # ====================================================================================
 # xor_stream
 # ====================================================================================
-def build_xor_stream(k: _Kernel) -> Function:
+def build_xor_stream(k: Kernel) -> Function:
     spec = k.spec
-    b, v = k.builder("xor_stream", f"xor_stream(ctx, out, in, len): AES-CTR, {spec.interleave} "
-                                   f"blocks a batch, FACE {spec.face}.")
+    b, v = k.builder("xor_stream",
+                     f"xor_stream(ctx, out, in, len): AES-CTR, {spec.interleave} x "
+                     f"{spec.width}-bit registers ({spec.interleave * spec.lanes} blocks) a "
+                     f"batch, FACE {spec.face}.")
     a = b.asm
     a.endbr64()
     ctx, out, inp, length = k.args(b, 4)
@@ -257,19 +247,32 @@ def build_xor_stream(k: _Kernel) -> Function:
     return b.build()
 
 
-def _stream_body(k: _Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg,
+def batch_ladder(spec: KernelSpec) -> list[int]:
+    """Register counts a batch may use, largest first: the full interleave, then one
+    register when the window's end or the message's end leaves less than a full batch."""
+    sizes = [spec.interleave]
+    if spec.lanes > 1 and spec.interleave > 1:
+        sizes.append(1)
+    return sizes
+
+
+def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg,
                  inp: Reg, length: Reg, done: Label) -> None:
     """The loop for one key size: batches, single blocks, the partial tail, FACE refresh."""
-    spec, a, nr, n = k.spec, b.asm, ROUNDS[bits], k.spec.interleave
+    spec, a = k.spec, b.asm
     face = spec.face
     top, end = b.label(f"top{bits}"), b.label(f"end{bits}")
     window_ok, refresh = b.label(f"window_ok{bits}"), b.label(f"refresh{bits}")
-    single, batch_fill = b.label(f"single{bits}"), b.label(f"batch_fill{bits}")
+    single = b.label(f"single{bits}")
     lo, hi, idx = b.gp(), b.gp(), b.gp()
     a.mov(lo, _m(64, ctx, L.CTR_LO))
     a.mov(hi, _m(64, ctx, L.CTR_HI))
-    io = (ctx, out, inp, length, lo, hi, idx, end)
+    with b.phase("key_load"):
+        keys = k.engine.prepare(k, b, v, ctx, bits)
+    s = Stream(ctx, out, inp, length, lo, hi, idx, end, top, keys)
 
+    ladder = batch_ladder(spec)
+    tries = [b.label(f"try{m}_{bits}") for m in ladder] + [single]
     with b.region(f"steady-{bits}"):
         with b.phase("loop"):
             b.bind(top)
@@ -285,33 +288,40 @@ def _stream_body(k: _Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg
                 a.jne(refresh)
             b.bind(window_ok)
             a.movzx(idx.w32, lo.w8)
-            a.cmp(length, Imm(16 * n))
-            a.jb(single)
-            a.cmp(idx, Imm(256 - n))
-            a.ja(single)
-            if face != "none":
-                a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
-                a.jne(batch_fill)
-        _batch(k, b, v, bits, io, n, "fast" if face != "none" else "full", top)
-
-    if face != "none":
-        with b.region(f"fill-{bits}"):
-            b.bind(batch_fill)
-            _batch(k, b, v, bits, io, n, "fill", top)
+    for n, m in enumerate(ladder):
+        blocks = m * spec.lanes
+        region = f"steady-{bits}" if n == 0 else f"batch{m}-{bits}"
+        fill = b.label(f"fill{m}_{bits}")
+        with b.region(region):
+            if n > 0:
+                b.bind(tries[n])
+            with b.phase("loop"):
+                a.cmp(length, Imm(16 * blocks))
+                a.jb(tries[n + 1])
+                a.cmp(idx, Imm(256 - blocks))
+                a.ja(tries[n + 1])
+                if face != "none":
+                    a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
+                    a.jne(fill)
+            _batch(k, b, v, bits, s, m, spec.width, "fast" if face != "none" else "full")
+        if face != "none":
+            with b.region(f"fill{m}-{bits}"):
+                b.bind(fill)
+                _batch(k, b, v, bits, s, m, spec.width, "fill")
 
     with b.region(f"single-{bits}"):
         b.bind(single)
         if face == "none":
-            _batch(k, b, v, bits, io, 1, "full", top)
+            _batch(k, b, v, bits, s, 1, 128, "full")
         else:
             single_fill = b.label(f"single_fill{bits}")
             a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
             a.jne(single_fill)
-            _batch(k, b, v, bits, io, 1, "fast", top)
+            _batch(k, b, v, bits, s, 1, 128, "fast")
     if face != "none":
         with b.region(f"single_fill-{bits}"):
             b.bind(single_fill)
-            _batch(k, b, v, bits, io, 1, "fill", top)
+            _batch(k, b, v, bits, s, 1, 128, "fill")
 
     b.bind(end)
     a.mov(_m(64, ctx, L.CTR_LO), lo)
@@ -321,126 +331,149 @@ def _stream_body(k: _Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg
     if face != "none":
         with b.region(f"refresh-{bits}"), b.phase("refresh"):
             b.bind(refresh)
-            _refresh(k, b, v, ctx, lo, hi, window_ok)
+            _refresh(k, b, v, s, bits, window_ok)
 
 
-def _batch(k: _Kernel, b: KernelBuilder, v: VectorOps, bits: int, io: tuple, n: int,
-           mode: str, top: Label) -> None:
-    """n blocks whose in15 run idx..idx+n-1 without wrapping; then back to ``top``.
+def _lane_offsets(lanes: int, first: int) -> bytes:
+    """A vector constant adding first+k to byte 15 of lane k (in15 of the lane's block)."""
+    out = bytearray()
+    for lane in range(lanes):
+        out += bytes(15) + bytes([first + lane])
+    return bytes(out)
+
+
+def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: int,
+           width: int, mode: str) -> None:
+    """m registers of width bits (m * lanes blocks) whose in15 run idx.. without wrapping.
 
     mode "full": every round computed; "fast": rounds up to the FACE level come from the
     cache and table; "fill": every round computed and the table entries stored.
-    With n == 1 the block may also be the partial last one (len < 16).
+    A single xmm block (m == 1, width 128) may also be the partial last one (len < 16).
     """
-    ctx, out, inp, length, lo, hi, idx, end = io
     spec, a, nr, face = k.spec, b.asm, ROUNDS[bits], k.spec.face
-    skip = {"none": 0, "r1": 1, "r2": 2}[face]       # last round FACE provides
-    blocks = [b.xmm() for _ in range(n)]
-    table_ptr = None
+    lanes = width // 128
+    blocks_n = m * lanes
+    skip = {"none": 0, "r1": 1, "r2": 2}[face]
+    blocks = [b.vec(width) for _ in range(m)]
+    r1_entry = 4 if width == 128 and k.r1_entry == 4 else 16
+    table_ptr = cache = None
     if mode != "full":
         with b.phase("counter"):
             table_ptr = b.gp()
-            if face == "r1":
-                a.lea(table_ptr, _m(8, ctx, k.layout.table_r1, index=idx, scale=4))
+            if face == "r1" and k.r1_entry == 4:
+                a.lea(table_ptr, _m(8, s.ctx, k.layout.table_r1, index=s.idx, scale=4))
+            elif face == "r1":
+                a.lea(table_ptr, _m(8, s.ctx, k.layout.table_r1, index=_scaled(b, s.idx, 4)))
             else:
-                scaled = b.gp()
-                a.mov(scaled, idx)
-                a.shl(scaled, Imm(4))
-                a.lea(table_ptr, _m(8, ctx, k.layout.table_r2, index=scaled))
-        cache = b.xmm()
+                a.lea(table_ptr, _m(8, s.ctx, k.layout.table_r2, index=_scaled(b, s.idx, 4)))
+        cache = b.vec(width)
         with b.phase("rounds_0_2"):
-            v.load(cache, _m(128, ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2))
+            v.broadcast_lane(cache, _m(128, s.ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2))
     if mode == "fast":
         with b.phase("rounds_0_2"):
             for i, x in enumerate(blocks):
-                if face == "r1":
+                step = lanes * (r1_entry if face == "r1" else 16)
+                if face == "r1" and r1_entry == 4:
                     v.load_u32(x, _m(32, table_ptr, 4 * i))
                     v.xor(x, x, cache)
                 else:
-                    v.xor(x, cache, _m(128, table_ptr, 16 * i))
+                    v.xor(x, cache, _m(width, table_ptr, step * i), unaligned=True)
             if face == "r1":
-                k.rounds(b, v, ctx, blocks, 2, 2, nr)
+                k.engine.rounds(k, b, v, s.keys, blocks, 2, 2, nr)
     else:
         with b.phase("counter"):
-            ctr = k.counter_block(b, v, lo, hi)
+            ctr = k.counter_block(b, v, s.lo, s.hi)
+            base = ctr
+            if width > 128:
+                base = b.vec(width)
+                v.broadcast_register(base, ctr)
             for i, x in enumerate(blocks):
-                if i == 0:
-                    v.copy(x, ctr)
+                if i == 0 and lanes == 1:
+                    v.copy(x, base)
                 else:
-                    inc = bytes(15) + bytes([i])
-                    v.add_bytes(x, ctr, b.const(f"plus{i}", inc))
+                    inc = b.const(f"lanes{width}_plus{i * lanes}",
+                                  _lane_offsets(lanes, i * lanes), align=min(64, width // 8))
+                    v.add_bytes(x, base, inc)
         with b.phase("rounds_0_2"):
             if mode == "full":
-                k.rounds(b, v, ctx, blocks, 0, 2, nr)
+                k.engine.rounds(k, b, v, s.keys, blocks, 0, 2, nr)
             else:
-                k.rounds(b, v, ctx, blocks, 0, skip, nr)
+                k.engine.rounds(k, b, v, s.keys, blocks, 0, skip, nr)
                 with b.phase("table_fill"):
-                    e = b.xmm()
+                    e = b.vec(width)
                     for i, x in enumerate(blocks):
                         v.xor(e, x, cache)
-                        if face == "r1":
+                        if face == "r1" and r1_entry == 4:
                             v.store_u32(_m(32, table_ptr, 4 * i), e)
                         else:
-                            v.store(_m(128, table_ptr, 16 * i), e)
+                            step = lanes * (r1_entry if face == "r1" else 16)
+                            v.store(_m(width, table_ptr, step * i), e,
+                                    aligned=(width == 128))
                 if face == "r1":
-                    k.rounds(b, v, ctx, blocks, 2, 2, nr)
+                    k.engine.rounds(k, b, v, s.keys, blocks, 2, 2, nr)
     with b.phase("rounds_3_nr"):
-        k.rounds(b, v, ctx, blocks, 3, nr, nr)
+        k.engine.rounds(k, b, v, s.keys, blocks, 3, nr, nr)
     if mode == "fill":
         with b.phase("table_fill"):
             fill_ok = b.label("fill_counted")
             count = b.gp()
-            a.mov(count, _m(64, ctx, L.FILL_COUNT))
-            a.add(count, Imm(n))
+            a.mov(count, _m(64, s.ctx, L.FILL_COUNT))
+            a.add(count, Imm(blocks_n))
             a.cmp(count, Imm(256))
             a.jbe(fill_ok)
             a.mov(count, Imm(256))
             b.bind(fill_ok)
-            a.mov(_m(64, ctx, L.FILL_COUNT), count)
-    partial = b.label("partial") if n == 1 else None
+            a.mov(_m(64, s.ctx, L.FILL_COUNT), count)
+    partial = b.label("partial") if blocks_n == 1 else None
     if partial is not None:
         with b.phase("partial"):
-            a.cmp(length, Imm(16))
+            a.cmp(s.length, Imm(16))
             a.jb(partial)
     with b.phase("load_xor_store"):
         for i, x in enumerate(blocks):
-            v.xor(x, x, _m(128, inp, 16 * i), unaligned=True)
-            v.store(_m(128, out, 16 * i), x, aligned=False)
+            v.xor(x, x, _m(width, s.inp, width // 8 * i), unaligned=True)
+            v.store(_m(width, s.out, width // 8 * i), x, aligned=False)
     with b.phase("loop"):
-        _count_up(b, lo, hi, n)
-        a.add(inp, Imm(16 * n))
-        a.add(out, Imm(16 * n))
-        a.sub(length, Imm(16 * n))
-        a.jmp(top)
+        _count_up(b, s.lo, s.hi, blocks_n)
+        a.add(s.inp, Imm(16 * blocks_n))
+        a.add(s.out, Imm(16 * blocks_n))
+        a.sub(s.length, Imm(16 * blocks_n))
+        a.jmp(s.top)
     if partial is not None:
-        _partial_tail(b, v, io, blocks[0], partial)
+        _partial_tail(b, v, s, blocks[0], partial)
 
 
-def _partial_tail(b: KernelBuilder, v: VectorOps, io: tuple, x: Reg, partial: Label) -> None:
+def _scaled(b: KernelBuilder, idx: Reg, shift: int) -> Reg:
+    scaled = b.gp()
+    b.asm.mov(scaled, idx)
+    b.asm.shl(scaled, Imm(shift))
+    return scaled
+
+
+def _partial_tail(b: KernelBuilder, v: VectorOps, s: Stream, x: Reg, partial: Label) -> None:
     """len < 16: keep the keystream block in the context, use its first len bytes."""
-    ctx, out, inp, length, lo, hi, idx, end = io
     a = b.asm
     with b.phase("partial"):
         b.bind(partial)
-        v.store(_m(128, ctx, L.KEYSTREAM), x)
-        _count_up(b, lo, hi, 1)
+        v.store(_m(128, s.ctx, L.KEYSTREAM), x)
+        _count_up(b, s.lo, s.hi, 1)
         j, t = b.gp(), b.gp()
         a.xor(j.w32, j.w32)
         loop = b.label("partial_byte")
         b.bind(loop)
-        a.movzx(t.w32, _m(8, ctx, L.KEYSTREAM, index=j))
-        a.xor(t.w8, _m(8, inp, index=j))
-        a.mov(_m(8, out, index=j), t.w8)
+        a.movzx(t.w32, _m(8, s.ctx, L.KEYSTREAM, index=j))
+        a.xor(t.w8, _m(8, s.inp, index=j))
+        a.mov(_m(8, s.out, index=j), t.w8)
         a.inc(j)
-        a.cmp(j, length)
+        a.cmp(j, s.length)
         a.jb(loop)
         a.mov(t, Imm(16))
-        a.sub(t, length)
-        a.mov(_m(64, ctx, L.KEYSTREAM_LEFT), t)
-        a.jmp(end)
+        a.sub(t, s.length)
+        a.mov(_m(64, s.ctx, L.KEYSTREAM_LEFT), t)
+        a.jmp(s.end)
 
 
-def _refresh(k: _Kernel, b: KernelBuilder, v: VectorOps, ctx: Reg, lo: Reg, hi: Reg,
+def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
              window_ok: Label) -> None:
     """A new window: recompute the caches; keep, continue or restart the table fill.
 
@@ -448,16 +481,17 @@ def _refresh(k: _Kernel, b: KernelBuilder, v: VectorOps, ctx: Reg, lo: Reg, hi: 
     when it is being filled and this block is the next entry to fill; otherwise the fill
     restarts at this block's in15.
     """
-    a, face, nr = b.asm, k.spec.face, None
+    a, face, ctx, lo, hi = b.asm, k.spec.face, s.ctx, s.lo, s.hi
+    nr = ROUNDS[bits]
     base = b.gp()
     a.mov(base, lo)
     b.emit("and", base, Imm(-256))
     x = k.counter_block(b, v, base, hi)
-    k.rounds(b, v, ctx, [x], 0, 1, 99)
+    k.engine.rounds(k, b, v, s.keys, [x], 0, 1, nr)
     if face == "r1":
         v.store(_m(128, ctx, L.CACHE_R1), x)
     else:
-        k.rounds(b, v, ctx, [x], 2, 2, 99)
+        k.engine.rounds(k, b, v, s.keys, [x], 2, 2, nr)
         v.store(_m(128, ctx, L.CACHE_R2), x)
     a.mov(_m(64, ctx, L.WINDOW_LO), base)
     a.mov(_m(64, ctx, L.WINDOW_HI), hi)
@@ -491,10 +525,11 @@ def _refresh(k: _Kernel, b: KernelBuilder, v: VectorOps, ctx: Reg, lo: Reg, hi: 
 ENTRY_POINTS = ("init", "set_iv", "xor_stream", "wipe")
 
 
-def build_kernel(spec: KernelSpec) -> dict[str, Function]:
-    """The four entry points of one aesni CTR kernel, uncompiled (virtual registers)."""
-    if spec.method != "aesni":
-        raise ValueError(f"aesni_ctr cannot build method {spec.method!r}")
-    k = _Kernel(spec)
+def build_all(k: Kernel) -> dict[str, Function]:
+    """The four entry points of one CTR kernel, uncompiled (virtual registers)."""
     return {"init": build_init(k), "set_iv": build_set_iv(k),
             "xor_stream": build_xor_stream(k), "wipe": build_wipe(k)}
+
+
+def build_kernel(spec: KernelSpec) -> dict[str, Function]:
+    return build_all(Kernel(spec))

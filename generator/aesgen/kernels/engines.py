@@ -1,0 +1,243 @@
+"""Round engines: how a method computes AES rounds and expands the key.
+
+  AesEngine   AESENC/AESENCLAST on xmm (AES-NI) or ymm/zmm (VAES); AESKEYGENASSIST key schedule
+  GfniEngine  no AES instruction at all: SubBytes with GF2P8AFFINEINVQB, ShiftRows folded into
+              the byte shuffles MixColumns needs, the doubling with GF2P8MULB, XORs folded by
+              VPTERNLOGD where AVX-512 exists; the key schedule's SubWord also by GFNI
+
+Round keys are either resident (broadcast once into registers before the loop: the EVEX
+kernels, which have 32 registers) or loaded (broadcast) once per round per batch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dsl.builder import KernelBuilder
+from ..dsl.operands import Imm, Mem, Reg
+from . import ctx_layout as L
+from .spec import KernelSpec
+from .vector_ops import XOR3, VectorOps
+
+RCON = (0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1B, 0x36)
+
+# GF2P8AFFINEINVQB matrix and constant that give the AES S-box: A * x^-1 + 0x63 (seed 002,
+# section 3; Intel GFNI: the matrix as a qword, row for result bit i in byte 7-i).
+SBOX_MATRIX = 0xF1E3C78F1F3E7CF8
+SBOX_CONSTANT = 0x63
+
+
+def _state_index(row: int, col: int) -> int:
+    return 4 * col + row
+
+
+def shift_rows_map() -> list[int]:
+    """PSHUFB control: out[4c+r] = in[4((c+r)%4)+r] (FIPS-197 5.1.2)."""
+    return [_state_index(r, (c + r) % 4) for c in range(4) for r in range(4)]
+
+
+def rotate_columns_map(k: int) -> list[int]:
+    """out[4c+r] = in[4c+(r+k)%4]: each column's bytes rotated up by k rows."""
+    return [_state_index((r + k) % 4, c) for c in range(4) for r in range(4)]
+
+
+def compose(first: list[int], then: list[int]) -> list[int]:
+    """The single shuffle equal to applying ``first`` and then ``then``."""
+    return [first[then[i]] for i in range(16)]
+
+
+@dataclass
+class Keys:
+    """Round-key access for one key size: resident registers, or loads from the context."""
+    ctx: Reg
+    resident: list[Reg] | None
+    width: int
+
+    def get(self, b: KernelBuilder, v: VectorOps, r: int, width: int) -> Reg:
+        if self.resident is not None:
+            return self.resident[r].view(width)
+        key = b.vec(width)
+        v.broadcast_lane(key, Mem(128, base=self.ctx, disp=L.ROUND_KEYS + 16 * r))
+        return key
+
+
+class RoundEngine:
+    resident_keys: bool
+
+    def __init__(self, spec: KernelSpec) -> None:
+        self.spec = spec
+        self.resident_keys = spec.encoding == "evex"
+
+    def prepare(self, k, b: KernelBuilder, v: VectorOps, ctx: Reg, bits: int) -> Keys:
+        if not self.resident_keys:
+            return Keys(ctx, None, self.spec.width)
+        from .spec import ROUNDS
+        regs = []
+        for r in range(ROUNDS[bits] + 1):
+            reg = b.vec(self.spec.width)
+            v.broadcast_lane(reg, Mem(128, base=ctx, disp=L.ROUND_KEYS + 16 * r))
+            regs.append(reg)
+        return Keys(ctx, regs, self.spec.width)
+
+    def rounds(self, k, b: KernelBuilder, v: VectorOps, keys: Keys, blocks: list[Reg],
+               first: int, last: int, nr: int) -> None:
+        raise NotImplementedError
+
+    def expand_key(self, b: KernelBuilder, v: VectorOps, ctx: Reg, key: Reg, bits: int) -> None:
+        """FIPS-197 5.2 word by word; words live in the context, SubWord per engine."""
+        a = b.asm
+        nk, nr = bits // 32, {128: 10, 192: 12, 256: 14}[bits]
+        w = b.gp()
+        for i in range(nk):
+            a.mov(w.w32, Mem(32, base=key, disp=4 * i))
+            a.mov(Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i), w.w32)
+        for i in range(nk, 4 * (nr + 1)):
+            a.mov(w.w32, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * (i - 1)))
+            if i % nk == 0:
+                self.sub_rot_word(b, v, w, RCON[i // nk - 1])
+            elif nk == 8 and i % nk == 4:
+                self.sub_word(b, v, w)
+            a.xor(w.w32, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * (i - nk)))
+            a.mov(Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i), w.w32)
+
+    def sub_word(self, b, v, w) -> None:
+        raise NotImplementedError
+
+    def sub_rot_word(self, b, v, w, rcon: int) -> None:
+        raise NotImplementedError
+
+
+class AesEngine(RoundEngine):
+    """AES-NI (xmm) and VAES (ymm, zmm): one AESENC a round and register."""
+
+    def rounds(self, k, b, v, keys, blocks, first, last, nr) -> None:
+        for r in range(first, last + 1):
+            key = keys.get(b, v, r, blocks[0].width)
+            for x in blocks:
+                if r == 0:
+                    v.xor(x, x, key)
+                elif r == nr:
+                    v.aes_last_round(x, x, key)
+                else:
+                    v.aes_round(x, x, key)
+
+    def _assist(self, b, v, w, rcon: int, select: int | None) -> None:
+        # AESKEYGENASSIST on a broadcast word gives dword0 = SubWord(w) and
+        # dword1 = RotWord(SubWord(w)) ^ rcon (Intel SDM, AESKEYGENASSIST).
+        x, y = b.xmm(), b.xmm()
+        pre = "" if v.sse else "v"
+        v.load_u32(x, w.w32)
+        b.emit(f"{pre}pshufd", x, x, Imm(0))
+        b.emit(f"{pre}aeskeygenassist", y, x, Imm(rcon))
+        if select is not None:
+            b.emit(f"{pre}pshufd", y, y, Imm(select))
+        v.store_u32(w.w32, y)
+
+    def sub_word(self, b, v, w) -> None:
+        self._assist(b, v, w, 0, None)
+
+    def sub_rot_word(self, b, v, w, rcon: int) -> None:
+        self._assist(b, v, w, rcon, 0x55)
+
+
+class GfniEngine(RoundEngine):
+    """AES rounds from GFNI and byte shuffles; no AES instruction.
+
+    Per round and register (seed 002, section 3, for the S-box):
+      y = GF2P8AFFINEINVQB(x, A, 0x63)        SubBytes
+      p = shuffle(y, SR)  q = shuffle(y, ROT1.SR)   ShiftRows, and ShiftRows then rot1
+      u = p ^ q                                u = a ^ rot1(a) for a = SR(SB(x))
+      d = GF2P8MULB(u, 2)  e = shuffle(u, ROT2)
+      x = d ^ q ^ e ^ k                        MixColumns + AddRoundKey
+    since MixColumns(a) = 2a ^ 3rot1(a) ^ rot2(a) ^ rot3(a) = 2u ^ rot1(a) ^ rot2(u): two
+    rotations, not three, and ShiftRows costs no shuffle of its own. The last round is
+    SubBytes, one shuffle and the key.
+    """
+
+    def __init__(self, spec: KernelSpec) -> None:
+        super().__init__(spec)
+        self.shift_rows = shift_rows_map()
+        self.rot1_shift_rows = compose(self.shift_rows, rotate_columns_map(1))
+        self.rot2 = rotate_columns_map(2)
+
+    def prepare(self, k, b, v, ctx, bits) -> Keys:
+        keys = super().prepare(k, b, v, ctx, bits)
+        self._consts = {}
+        if self.resident_keys:      # 32 registers: the constants live in registers too
+            for name in ("sbox", "sr", "rot1sr", "rot2", "two"):
+                reg = b.vec(self.spec.width)
+                v.load(reg, self._const_mem(b, name, self.spec.width), aligned=True)
+                self._consts[name] = reg
+        return keys
+
+    def _const_bytes(self, name: str) -> bytes:
+        if name == "sbox":
+            return SBOX_MATRIX.to_bytes(8, "little") * 2
+        if name == "two":
+            return bytes([2]) * 16
+        table = {"sr": self.shift_rows, "rot1sr": self.rot1_shift_rows, "rot2": self.rot2}
+        return bytes(table[name])
+
+    def _const_mem(self, b, name: str, width: int) -> Mem:
+        lanes = width // 128
+        return b.const(f"gfni_{name}{width}", self._const_bytes(name) * lanes,
+                       align=width // 8)
+
+    def _c(self, b, name: str, width: int) -> Reg | Mem:
+        reg = self._consts.get(name)
+        if reg is not None:
+            return reg.view(width)
+        return self._const_mem(b, name, width)
+
+    def rounds(self, k, b, v, keys, blocks, first, last, nr) -> None:
+        width = blocks[0].width
+        for r in range(first, last + 1):
+            key = keys.get(b, v, r, width)
+            for x in blocks:
+                if r == 0:
+                    v.xor(x, x, key)
+                    continue
+                y = b.vec(width)
+                v.affine_inverse(y, x, self._c(b, "sbox", width), SBOX_CONSTANT)
+                if r == nr:
+                    v.shuffle_bytes(x, y, self._c(b, "sr", width))
+                    v.xor(x, x, key)
+                    continue
+                p, q, d, e = (b.vec(width) for _ in range(4))
+                v.shuffle_bytes(p, y, self._c(b, "sr", width))
+                v.shuffle_bytes(q, y, self._c(b, "rot1sr", width))
+                v.xor(p, p, q)                                   # p = u
+                self._double(b, v, d, p, width)
+                v.shuffle_bytes(e, p, self._c(b, "rot2", width))
+                if v.evex:
+                    v.copy(x, d)
+                    v.ternary(x, q, e, XOR3)
+                    v.xor(x, x, key)
+                else:
+                    v.xor(x, d, q)
+                    v.xor(x, x, e)
+                    v.xor(x, x, key)
+
+    def _double(self, b, v, dst, src, width) -> None:
+        v.gf_multiply(dst, src, self._c(b, "two", width))
+
+    def _subword_xmm(self, b, v, w) -> None:
+        x = b.xmm()
+        v.load_u32(x, w.w32)
+        v.affine_inverse(x, x, self._const_mem(b, "sbox", 128), SBOX_CONSTANT)
+        v.store_u32(w.w32, x)
+
+    def sub_word(self, b, v, w) -> None:
+        self._subword_xmm(b, v, w)
+
+    def sub_rot_word(self, b, v, w, rcon: int) -> None:
+        b.emit("ror", w.w32, Imm(8))          # RotWord: bytes (a0 a1 a2 a3) -> (a1 a2 a3 a0)
+        self._subword_xmm(b, v, w)
+        b.emit("xor", w.w32, Imm(rcon))
+
+
+def engine_for(spec: KernelSpec) -> RoundEngine:
+    if spec.method in ("aesni", "vaes256", "vaes512"):
+        return AesEngine(spec)
+    if spec.method == "gfni":
+        return GfniEngine(spec)
+    raise ValueError(f"no round engine for method {spec.method!r}")

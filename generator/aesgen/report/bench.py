@@ -1,0 +1,235 @@
+"""`aesgen bench`: run the Google Benchmark program beside the peers; tables, JSON, chart.
+
+The program (harness/bench/bench_main.cc, built per preset as build/<preset>/aesgen_bench)
+names every benchmark ``IMPL/MODE/KEYBITS/SIZE`` and reports ``ticks_per_byte`` (TSC ticks,
+not core cycles) and, for set-up, ``ticks``. This module runs it twice: once as it is (aesgen
+kernels, OpenSSL, ipsec-mb) and once in a child process with OpenSSL's AES-NI masked
+(``OPENSSL_ia32cap``), which makes OpenSSL take its bitsliced path; then it merges the two,
+takes the median of the repetitions and their spread, and renders the results.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+OPENSSL_NO_AESNI = "~0x200000000000000"    # clears CPUID.1:ECX.AES (bit 57 of word 0)
+STREAM_SIZES = (16, 1024, 4096, 20480, 40960)
+# messages after a fresh key (mode `first`), for where FACE starts to pay
+FIRST_SIZES = (256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384, 32768, 65536)
+QUICK_FIRST_SIZES = (512, 2048, 4096, 8192, 16384)
+MODES = ("stream", "msg_iv", "fresh_iv")
+MODE_TITLES = {"stream": "streaming (one IV, messages continue the counter)",
+               "msg_iv": "per-message IV (set_iv before each message; IV bytes 0, 5, 10 kept)",
+               "fresh_iv": "fresh IV per message (bytes 0, 5, 10 change: FACE tables rebuilt)"}
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    binary: Path
+    sizes: tuple[int, ...]
+    keys: tuple[int, ...]
+    filter: str | None
+    repetitions: int
+    min_time: float
+    warmup: float
+    first_sizes: tuple[int, ...] = FIRST_SIZES
+
+
+def _progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def list_benchmarks(plan: BenchPlan, env: dict | None = None) -> list[str]:
+    cmd = [str(plan.binary), "--aesgen_list", *_plan_flags(plan)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
+    return [line.strip() for line in out.splitlines() if line.count("/") == 3]
+
+
+def _plan_flags(plan: BenchPlan) -> list[str]:
+    flags = [f"--aesgen_sizes={','.join(map(str, plan.sizes))}",
+             f"--aesgen_first_sizes={','.join(map(str, plan.first_sizes))}",
+             f"--aesgen_keys={','.join(map(str, plan.keys))}"]
+    if plan.filter:
+        flags.append(f"--benchmark_filter={plan.filter}")
+    return flags
+
+
+def run_once(plan: BenchPlan, out_json: Path, label: str, env: dict | None = None) -> dict:
+    """Run the program, showing which benchmark runs (i of n), and return its JSON."""
+    names = list_benchmarks(plan, env)
+    if plan.filter:
+        import re
+        names = [n for n in names if re.search(plan.filter, n)]
+    total = len(names)
+    cmd = [str(plan.binary), *_plan_flags(plan),
+           f"--benchmark_repetitions={plan.repetitions}",
+           f"--benchmark_min_time={plan.min_time}",
+           f"--benchmark_min_warmup_time={plan.warmup}",
+           "--benchmark_display_aggregates_only=true",
+           f"--benchmark_out={out_json}", "--benchmark_out_format=json",
+           "--benchmark_format=console", "--benchmark_color=false"]
+    _progress(f"aesgen bench: {label}: {total} benchmarks x {plan.repetitions} repetitions")
+    seen: set[str] = set()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env)
+    assert proc.stdout is not None
+    log = []
+    for line in proc.stdout:
+        log.append(line)
+        first = line.split(" ", 1)[0]
+        base = first.rsplit("_", 1)[0] if first.endswith(("_median", "_mean", "_stddev",
+                                                          "_cv")) else first
+        if base.count("/") >= 3 and base not in seen:
+            seen.add(base)
+            _progress(f"  [{len(seen):>3}/{total}] {base}")
+    if proc.wait() != 0:
+        raise RuntimeError(f"{plan.binary} failed ({label}):\n" + "".join(log[-20:]))
+    return json.loads(out_json.read_text())
+
+
+def summarize(*runs: dict) -> dict[str, dict]:
+    """name -> {impl, mode, key_bits, size, median, min, max, spread, unit} from the
+    per-repetition entries of one or more runs."""
+    samples: dict[str, list[float]] = {}
+    units: dict[str, str] = {}
+    for run in runs:
+        for b in run.get("benchmarks", []):
+            if b.get("run_type") != "iteration":
+                continue
+            name = b.get("run_name") or b["name"]
+            name = name.split("/repeats:")[0]
+            if "ticks_per_byte" in b and not name.split("/")[1] == "setup":
+                value, unit = b["ticks_per_byte"], "ticks/B"
+            elif "ticks" in b:
+                value, unit = b["ticks"], "ticks"
+            else:
+                continue
+            samples.setdefault(name, []).append(float(value))
+            units[name] = unit
+    out = {}
+    for name, vals in samples.items():
+        impl, mode, bits, size = name.split("/")
+        med = statistics.median(vals)
+        out[name] = {"impl": impl, "mode": mode, "key_bits": int(bits), "size": int(size),
+                     "median": med, "min": min(vals), "max": max(vals),
+                     "spread": (max(vals) - min(vals)) / med if med else 0.0,
+                     "repetitions": len(vals), "unit": units[name]}
+    if runs:
+        for name, row in out.items():
+            if row["mode"] == "first":
+                ticks = [b.get("ticks") for run in runs for b in run.get("benchmarks", [])
+                         if b.get("run_type") == "iteration"
+                         and (b.get("run_name") or b["name"]).split("/repeats:")[0] == name]
+                ticks = [t for t in ticks if t is not None]
+                if ticks:
+                    row["ticks_per_message"] = statistics.median(ticks)
+    return out
+
+
+def impl_order(summary: dict[str, dict]) -> list[str]:
+    impls = sorted({r["impl"] for r in summary.values()})
+    peers = [i for i in impls if i.startswith(("openssl", "ipsec-mb"))]
+    return [i for i in impls if i not in peers] + sorted(peers)
+
+
+def table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int, ...],
+          markdown: bool = False) -> str:
+    rows = [(impl, {r["size"]: r for r in summary.values()
+                    if r["impl"] == impl and r["mode"] == mode and r["key_bits"] == bits})
+            for impl in impl_order(summary)]
+    rows = [(i, cells) for i, cells in rows if cells]
+    if not rows:
+        return ""
+    if markdown:
+        out = [f"**AES-{bits}, {MODE_TITLES[mode]}** — TSC ticks per byte, median "
+               f"(spread = (max-min)/median)", "",
+               "| implementation | " + " | ".join(f"{s} B" for s in sizes) + " |",
+               "|---|" + "---:|" * len(sizes)]
+        for impl, cells in rows:
+            vals = [f"{cells[s]['median']:.3f} (±{cells[s]['spread'] * 50:.0f}%)"
+                    if s in cells else "" for s in sizes]
+            out.append(f"| {impl} | " + " | ".join(vals) + " |")
+        return "\n".join(out) + "\n"
+    head = f"{'AES-' + str(bits) + ' ' + mode:<22}" + "".join(f"{str(s) + ' B':>16}"
+                                                               for s in sizes)
+    out = [head, "-" * len(head)]
+    for impl, cells in rows:
+        line = f"{impl:<22}"
+        for s in sizes:
+            if s in cells:
+                c = cells[s]
+                line += f"{c['median']:>9.3f} ±{c['spread'] * 50:>3.0f}% "
+            else:
+                line += f"{'':>16}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def setup_costs(summary: dict[str, dict]) -> list[dict]:
+    return sorted(({"impl": r["impl"], "key_bits": r["key_bits"], "ticks": r["median"]}
+                   for r in summary.values() if r["mode"] == "setup"),
+                  key=lambda r: (r["impl"], r["key_bits"]))
+
+
+def break_even(summary: dict[str, dict]) -> list[dict]:
+    """For each FACE kernel, the smallest message (after a fresh key) at which its whole
+    cost, init included, is at most that of the same method's `none` kernel."""
+    firsts = [r for r in summary.values() if r["mode"] == "first" and "ticks_per_message" in r]
+    out = []
+    for r in sorted({(x["impl"], x["key_bits"]) for x in firsts}):
+        impl, bits = r
+        if "-face-" not in impl or impl.endswith("-face-none"):
+            continue
+        base = impl.rsplit("-face-", 1)[0] + "-face-none"
+        mine = {x["size"]: x["ticks_per_message"] for x in firsts
+                if x["impl"] == impl and x["key_bits"] == bits}
+        theirs = {x["size"]: x["ticks_per_message"] for x in firsts
+                  if x["impl"] == base and x["key_bits"] == bits}
+        common = sorted(set(mine) & set(theirs))
+        wins = [s for s in common if mine[s] <= theirs[s] and
+                all(mine[t] <= theirs[t] * 1.02 for t in common if t >= s)]
+        out.append({"impl": impl, "versus": base, "key_bits": bits,
+                    "break_even_bytes": wins[0] if wins else None,
+                    "largest_tested": common[-1] if common else None,
+                    "ticks": {str(s): [round(mine[s]), round(theirs[s])] for s in common}})
+    return out
+
+
+def plot(summary: dict[str, dict], path: Path, bits: int, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    modes = [m for m in MODES if any(r["mode"] == m and r["key_bits"] == bits
+                                     for r in summary.values())]
+    fig, axes = plt.subplots(1, len(modes), figsize=(6 * len(modes), 5), squeeze=False)
+    for ax, mode in zip(axes[0], modes):
+        for impl in impl_order(summary):
+            pts = sorted((r["size"], r["median"]) for r in summary.values()
+                         if r["impl"] == impl and r["mode"] == mode and r["key_bits"] == bits)
+            if pts:
+                style = "--" if impl.startswith(("openssl", "ipsec")) else "-"
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
+                        label=impl)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("TSC ticks per byte (lower is better)")
+        ax.set_title(f"AES-{bits}: {mode}", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+
+
+def child_env() -> dict:
+    env = dict(os.environ)
+    env["OPENSSL_ia32cap"] = OPENSSL_NO_AESNI
+    return env

@@ -1,0 +1,218 @@
+"""`aesgen compare`: static counts, instruction mix and llvm-mca predictions per kernel.
+
+The kernels are compiled in memory from a preset (the same code `generate` writes). For each
+kernel and key size the steady-state loop (region ``steady-<bits>``: one batch of
+``interleave`` blocks) is classified by instruction kind and given to llvm-mca for each
+requested CPU model; cycles per iteration / blocks per iteration = predicted cycles a block.
+llvm-mca models the loop body as straight-line code with warm caches: it is a throughput
+bound for the steady state, not a measurement.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..dsl.ir import Instruction
+from ..dsl.operands import Mem
+from ..emit.compile import CompiledKernel
+from ..printer.gas_x86_64 import format_instruction
+
+MIX = ("aes", "shuffle", "logic", "load", "store", "other")
+SHUFFLE = re.compile(r"^(pshuf|punpck|perm|insert|extract|broadcast|shuf|palignr|pblend|"
+                     r"pbroadcast|movddup|alignr)")
+LOGIC = re.compile(r"^(pxor|pand|por|pandn|pternlog|xorp|andp|orp)")
+MOVES = re.compile(r"^(mov|vmov|movzx|movd|movq)")
+AARCH64_MODELS = re.compile(r"^(cortex|neoverse|apple|exynos|kryo|thunderx|a64fx|carmel|"
+                            r"ampere|tsv110|falkor|saphira)")
+
+
+def classify(ins: Instruction) -> str:
+    """One of MIX for an instruction (VEX/EVEX 'v' prefixes are ignored)."""
+    name = ins.name
+    bare = name[1:] if name.startswith("v") and not name.startswith("vzero") else name
+    if bare.startswith("aes"):
+        return "aes"
+    writes_memory = any(isinstance(op, Mem) and "w" in spec.access
+                        for spec, op in zip(ins.form.operands, ins.operands))
+    if writes_memory and name != "lea":
+        return "store"
+    if SHUFFLE.match(bare):
+        return "shuffle"
+    if LOGIC.match(bare):
+        return "logic"
+    reads_memory = any(isinstance(op, Mem) for op in ins.operands)
+    if MOVES.match(bare) and reads_memory:
+        return "load"
+    return "other"
+
+
+@dataclass
+class McaResult:
+    cpu: str
+    cycles_per_block: float | None = None
+    note: str = ""
+    dropped: list[str] = field(default_factory=list)
+
+
+def steady_loop(ck: CompiledKernel, bits: int) -> list[Instruction]:
+    return [ins for ins in ck.functions["xor_stream"].instructions()
+            if ins.region == f"steady-{bits}"]
+
+
+def mca_arch(cpu: str) -> str:
+    return "aarch64" if AARCH64_MODELS.match(cpu) else "x86_64"
+
+
+def run_llvm_mca(lines: list[str], cpu: str, arch: str, blocks: int,
+                 iterations: int = 200) -> McaResult:
+    """Predicted cycles per block; instructions the model cannot read are dropped, named."""
+    result = McaResult(cpu)
+    tool = shutil.which("llvm-mca")
+    if tool is None:
+        result.note = "llvm-mca not installed"
+        return result
+    if mca_arch(cpu) != arch:
+        result.note = f"model is {mca_arch(cpu)}, kernel is {arch}"
+        return result
+    triple = "x86_64-unknown-linux-gnu" if arch == "x86_64" else "aarch64-unknown-linux-gnu"
+    body = list(lines)
+    for _ in range(8):
+        with tempfile.NamedTemporaryFile("w", suffix=".s", delete=False) as f:
+            f.write("\n".join(body) + "\n")
+            path = f.name
+        proc = subprocess.run([tool, f"-mtriple={triple}", f"-mcpu={cpu}",
+                               f"-iterations={iterations}", "-summary-view",
+                               "-instruction-info=false", "-resource-pressure=false", path],
+                              capture_output=True, text=True)
+        Path(path).unlink(missing_ok=True)
+        if "is not a recognized processor" in proc.stderr:
+            result.note = f"llvm-mca has no model named {cpu}"
+            return result
+        bad = re.findall(r":(\d+):\d+: error:", proc.stderr)
+        if proc.returncode != 0 and bad:
+            line_no = int(bad[0]) - 1
+            if 0 <= line_no < len(body):
+                result.dropped.append(body[line_no].strip())
+                body = body[:line_no] + body[line_no + 1:]
+                continue
+        if proc.returncode != 0:
+            result.note = (proc.stderr.strip().splitlines() or ["llvm-mca failed"])[0]
+            return result
+        cycles = re.search(r"Total Cycles:\s+(\d+)", proc.stdout)
+        iters = re.search(r"Iterations:\s+(\d+)", proc.stdout)
+        if not (cycles and iters):
+            result.note = "could not read llvm-mca's summary"
+            return result
+        result.cycles_per_block = int(cycles.group(1)) / int(iters.group(1)) / blocks
+        if result.dropped:
+            result.note = f"model cannot read {len(result.dropped)} instruction(s); dropped"
+        return result
+    result.note = "too many instructions the model cannot read"
+    return result
+
+
+def compare_kernels(kernels: list[CompiledKernel], key_bits: tuple[int, ...],
+                    mca_cpus: tuple[str, ...], arch: str = "x86_64") -> list[dict]:
+    rows = []
+    for ck in kernels:
+        stats = ck.stats()["steady_state"]
+        for bits in key_bits:
+            if bits not in ck.spec.key_bits:
+                continue
+            loop = steady_loop(ck, bits)
+            n = ck.spec.interleave
+            mix = {m: 0 for m in MIX}
+            for ins in loop:
+                mix[classify(ins)] += 1
+            text = [format_instruction(ins) for ins in loop]
+            mca = [run_llvm_mca(text, cpu, arch, n) for cpu in mca_cpus]
+            rows.append({
+                "kernel": ck.spec.name, "key_bits": bits, "blocks_per_iteration": n,
+                "per_block": stats[str(bits)]["per_block"],
+                "rounds_0_2_one_block": stats[str(bits)]["rounds_0_2_one_block"],
+                "mix_per_block": {m: round(c / n, 3) for m, c in mix.items()},
+                "mca": {r.cpu: {"cycles_per_block": None if r.cycles_per_block is None
+                                else round(r.cycles_per_block, 3),
+                                "cycles_per_byte": None if r.cycles_per_block is None
+                                else round(r.cycles_per_block / 16, 4),
+                                "note": r.note, "dropped": r.dropped} for r in mca},
+            })
+    return rows
+
+
+def render_compare(rows: list[dict], mca_cpus: tuple[str, ...]) -> str:
+    head = (f"{'kernel':<18}{'key':>5}{'instr/blk':>10}{'r0-2':>6}{'r3-Nr':>7}{'ctr':>6}"
+            + "".join(f"{m:>8}" for m in MIX)
+            + "".join(f"{('mca ' + c)[:16]:>17}" for c in mca_cpus))
+    lines = ["static instructions per 16-byte block (steady-state loop) and their mix; "
+             "llvm-mca predicted cycles per block (cycles/byte)", head, "-" * len(head)]
+    notes = []
+    for r in rows:
+        pb = r["per_block"]
+        line = (f"{r['kernel']:<18}{r['key_bits']:>5}{pb['total']:>10.2f}"
+                f"{pb['rounds_0_2']:>6.2f}{pb['rounds_3_nr']:>7.2f}{pb['counter']:>6.2f}")
+        line += "".join(f"{r['mix_per_block'][m]:>8.2f}" for m in MIX)
+        for c in mca_cpus:
+            m = r["mca"][c]
+            if m["cycles_per_block"] is None:
+                line += f"{'n/a':>17}"
+                notes.append(f"{r['kernel']} {r['key_bits']} on {c}: {m['note']}")
+            else:
+                cell = f"{m['cycles_per_block']:.2f} ({m['cycles_per_byte']:.3f})"
+                line += f"{cell:>17}"
+                if m["note"]:
+                    notes.append(f"{r['kernel']} {r['key_bits']} on {c}: {m['note']}: "
+                                 + "; ".join(m["dropped"]))
+        lines.append(line)
+    lines += sorted(set(notes))
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(rows: list[dict], mca_cpus: tuple[str, ...]) -> str:
+    head = ["kernel", "key", "instr/block", "rounds 0-2", "rounds 3..Nr"] + list(MIX) + [
+        f"llvm-mca {c} (cycles/block)" for c in mca_cpus]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        pb = r["per_block"]
+        cells = [r["kernel"], str(r["key_bits"]), f"{pb['total']:.2f}",
+                 f"{pb['rounds_0_2']:.2f}", f"{pb['rounds_3_nr']:.2f}"]
+        cells += [f"{r['mix_per_block'][m]:.2f}" for m in MIX]
+        for c in mca_cpus:
+            v = r["mca"][c]["cycles_per_block"]
+            cells.append("n/a" if v is None else f"{v:.2f}")
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def plot_compare(rows: list[dict], mca_cpus: tuple[str, ...], path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['kernel']}\n{r['key_bits']}" for r in rows]
+    fig, axes = plt.subplots(2, 1, figsize=(max(8, 0.9 * len(rows) + 3), 8), sharex=True)
+    xs = range(len(rows))
+    bottom = [0.0] * len(rows)
+    for m in MIX:
+        vals = [r["mix_per_block"][m] for r in rows]
+        axes[0].bar(xs, vals, bottom=bottom, label=m)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    axes[0].set_ylabel("instructions per block")
+    axes[0].legend(ncol=len(MIX), fontsize=8)
+    axes[0].set_title(title)
+    width = 0.8 / max(1, len(mca_cpus))
+    for i, cpu in enumerate(mca_cpus):
+        vals = [r["mca"][cpu]["cycles_per_block"] or 0 for r in rows]
+        axes[1].bar([x + (i - (len(mca_cpus) - 1) / 2) * width for x in xs], vals, width,
+                    label=cpu)
+    axes[1].set_ylabel("llvm-mca cycles per block")
+    axes[1].legend(fontsize=8)
+    axes[1].set_xticks(list(xs))
+    axes[1].set_xticklabels(labels, fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    plt.close(fig)

@@ -1,0 +1,901 @@
+// bench_main.cc: Google Benchmark program for the kernels of one generated aesgen
+// set, beside OpenSSL and Intel's ipsec-mb (x86-64 only).
+//
+// Built once per generated folder (generated/<preset>/) with
+// -DAESGEN_BENCH_PRESET="<preset>", linked with -lbenchmark -lcrypto -lIPSec_MB.
+//
+// Benchmarks are registered at run time, named IMPL/MODE/KEYBITS/SIZE:
+//   IMPL     a registry kernel this CPU runs (e.g. aesni-face-r2), `openssl`
+//            (EVP_aes_*_ctr, default dispatch), `ipsec-mb-sse`, `ipsec-mb-avx2`,
+//            `ipsec-mb-avx512` (job API, IMB_CIPHER_CNTR).  With OPENSSL_ia32cap in
+//            the environment only OpenSSL is registered, named `openssl-noaesni`,
+//            and the program checks that the variable really masks AES-NI.
+//   MODE     stream    one key and IV; each iteration encrypts the next SIZE bytes
+//            msg_iv    each iteration: new IV (bytes 1..4 and 12..15 change; bytes
+//                      0, 5, 10 stay, so FACE tables stay valid), then SIZE bytes
+//            fresh_iv  as msg_iv, but bytes 0, 5 and 10 change too (FACE tables
+//                      are rebuilt)
+//            setup     SIZE 0: key set-up alone (aesgen init, EVP_EncryptInit_ex
+//                      with a key, IMB_AES_KEYEXP_*)
+//            first     each iteration: a new key and an IV whose byte 0 differs,
+//                      then SIZE bytes: a whole message under a fresh key
+//   KEYBITS  128, 192, 256 (aesgen: those its set was generated for)
+//   SIZE     stream/msg_iv/fresh_iv: 16 1024 4096 20480 40960;
+//            first: 256 512 1024 2048 4096 6144 8192 12288 16384 32768 65536
+//
+// Counters: ticks_per_byte (TSC ticks read with lfence around the whole timing
+// loop, / iterations / SIZE); setup reports `ticks` per iteration instead; first
+// reports both.  Bytes processed are set so bytes_per_second is reported.
+//
+// Before anything is timed, every IMPL/KEYBITS is checked against a one-shot
+// OpenSSL encryption (itself checked against the SP 800-38A vectors); a mismatch
+// aborts the program naming the implementation.
+//
+// Flags of our own (removed before Google Benchmark sees the rest):
+//   --aesgen_sizes=16,4096   register only these sizes (setup is always registered)
+//   --aesgen_keys=128,256    register only these key sizes
+//   --aesgen_list            print the names that would be registered and exit
+
+#include <benchmark/benchmark.h>
+#include <intel-ipsec-mb.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "aesgen.h"
+
+#ifndef AESGEN_BENCH_PRESET
+#error "compile with -DAESGEN_BENCH_PRESET=\"<preset name>\" (build.ninja does)"
+#endif
+
+namespace {
+
+constexpr size_t kBlock = 16;
+constexpr size_t kVerifyLen = 4096 + 7;
+constexpr size_t kWarmUpLen = 8192;  // two FACE windows: every table entry is filled
+const std::vector<size_t> kMessageSizes = {16, 1024, 4096, 20480, 40960};
+const std::vector<size_t> kFirstSizes = {256,  512,  1024,  2048,  4096, 6144,
+                                         8192, 12288, 16384, 32768, 65536};
+const std::vector<int> kAllKeyBits = {128, 192, 256};
+constexpr size_t kBufferLen = 65536;  // the largest SIZE; kVerifyLen and kWarmUpLen fit
+
+const char kTscNote[] = "ticks are TSC ticks, not core cycles (no core cycle counter in this VM)";
+
+[[noreturn]] void Die(const std::string &message) {
+  std::fprintf(stderr, "aesgen_bench: FATAL: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+// ---------------------------------------------------------------------------
+// Time stamp counter and shared buffers
+
+inline uint64_t Ticks() {
+  _mm_lfence();
+  const uint64_t t = __rdtsc();
+  _mm_lfence();
+  return t;
+}
+
+uint8_t *AlignedBuffer(size_t len) {
+  void *p = std::aligned_alloc(64, (len + 63) & ~size_t{63});
+  if (p == nullptr) Die("out of memory");
+  return static_cast<uint8_t *>(p);
+}
+
+// One input and one output buffer for every benchmark, allocated on first use and
+// kept for the life of the process.  The input holds a fixed pattern.
+struct Buffers {
+  uint8_t *in;
+  uint8_t *out;
+};
+
+const Buffers &SharedBuffers() {
+  static const Buffers buffers = [] {
+    Buffers b{AlignedBuffer(kBufferLen), AlignedBuffer(kBufferLen)};
+    for (size_t i = 0; i < kBufferLen; i++) b.in[i] = static_cast<uint8_t>(i * 31 + 7);
+    std::memset(b.out, 0, kBufferLen);
+    return b;
+  }();
+  return buffers;
+}
+
+// A fixed 32-byte key; the first 16, 24 or 32 bytes are used.
+struct Key {
+  uint8_t bytes[32];
+};
+
+Key BaseKey() {
+  Key k;
+  for (int i = 0; i < 32; i++) k.bytes[i] = static_cast<uint8_t>(0xa5 ^ (i * 13));
+  return k;
+}
+
+// ---------------------------------------------------------------------------
+// IVs
+//
+// The base IV has its low 32 bits (bytes 12..15) zero.  ipsec-mb's CTR increments
+// only those 32 bits, so every IV chosen here keeps them below 2^31: no message of
+// up to 64 KiB (4096 blocks) can wrap them.  (The ipsec-mb Impl below also splits a
+// message that would wrap, so it stays correct for any IV.)
+
+struct Iv {
+  alignas(16) uint8_t bytes[16];
+};
+
+Iv BaseIv() {
+  Iv iv;
+  for (int i = 0; i < 12; i++) iv.bytes[i] = static_cast<uint8_t>(0xc0 + i * 7);
+  std::memset(iv.bytes + 12, 0, 4);
+  return iv;
+}
+
+void StoreBe32(uint8_t *p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v >> 24);
+  p[1] = static_cast<uint8_t>(v >> 16);
+  p[2] = static_cast<uint8_t>(v >> 8);
+  p[3] = static_cast<uint8_t>(v);
+}
+
+uint32_t LoadBe32(const uint8_t *p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
+
+// The n-th IV of a run of messages: bytes 1..4 and 12..15 change every time; with
+// `fresh`, bytes 0, 5 and 10 (the ones FACE tables depend on) change too.
+class IvSequence {
+ public:
+  explicit IvSequence(bool fresh) : fresh_(fresh), iv_(BaseIv()) {}
+
+  const uint8_t *Next() {
+    n_++;
+    StoreBe32(iv_.bytes + 1, n_);
+    StoreBe32(iv_.bytes + 12, (n_ * 0x9e3779b1u) >> 1);  // < 2^31: never wraps
+    if (fresh_) {
+      iv_.bytes[0] = static_cast<uint8_t>(n_);  // differs from the previous IV's
+      iv_.bytes[5] = static_cast<uint8_t>(n_ * 3 + 1);
+      iv_.bytes[10] = static_cast<uint8_t>(n_ * 5 + 2);
+    }
+    return iv_.bytes;
+  }
+
+ private:
+  bool fresh_;
+  Iv iv_;
+  uint32_t n_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// The implementations, behind one interface
+//
+// An Impl is one AES-CTR implementation at one key size.  init sets key and IV;
+// set_iv restarts the stream under the same key; encrypt continues the stream at
+// any byte (in == out allowed), exactly as OpenSSL's EVP_aes_*_ctr does.
+
+class Impl {
+ public:
+  virtual ~Impl() = default;
+  virtual void Init(const uint8_t *key, const uint8_t iv[16]) = 0;
+  virtual void SetIv(const uint8_t iv[16]) = 0;
+  virtual void Encrypt(uint8_t *out, const uint8_t *in, size_t len) = 0;
+};
+
+// A registry kernel of the generated set.
+class AesgenImpl final : public Impl {
+ public:
+  AesgenImpl(const aesgen_kernel &kernel, int key_bits)
+      : kernel_(kernel), key_len_(static_cast<size_t>(key_bits) / 8),
+        ctx_(AlignedBuffer(kernel.ctx_size)) {}
+  ~AesgenImpl() override {
+    kernel_.wipe(ctx_);
+    std::free(ctx_);
+  }
+
+  void Init(const uint8_t *key, const uint8_t iv[16]) override {
+    if (kernel_.init(ctx_, key, key_len_, iv) != 0)
+      Die(std::string(kernel_.name) + ": init refused a " + std::to_string(key_len_ * 8) +
+          "-bit key");
+  }
+  void SetIv(const uint8_t iv[16]) override { kernel_.set_iv(ctx_, iv); }
+  void Encrypt(uint8_t *out, const uint8_t *in, size_t len) override {
+    kernel_.xor_stream(ctx_, out, in, len);
+  }
+
+ private:
+  const aesgen_kernel &kernel_;
+  size_t key_len_;
+  uint8_t *ctx_;
+};
+
+const EVP_CIPHER *OpensslCtrCipher(int key_bits) {
+  switch (key_bits) {
+    case 128: return EVP_aes_128_ctr();
+    case 192: return EVP_aes_192_ctr();
+    case 256: return EVP_aes_256_ctr();
+  }
+  Die("no OpenSSL cipher for " + std::to_string(key_bits) + "-bit keys");
+}
+
+// OpenSSL EVP with the cipher chosen once; later calls pass NULL for the cipher so
+// init and set_iv cost what reusing a context costs.
+class OpensslImpl final : public Impl {
+ public:
+  explicit OpensslImpl(int key_bits) : ctx_(EVP_CIPHER_CTX_new()) {
+    if (ctx_ == nullptr ||
+        EVP_EncryptInit_ex(ctx_, OpensslCtrCipher(key_bits), nullptr, nullptr, nullptr) != 1)
+      Die("openssl: EVP_EncryptInit_ex failed to set up AES-" + std::to_string(key_bits) +
+          "-CTR");
+  }
+  ~OpensslImpl() override { EVP_CIPHER_CTX_free(ctx_); }
+
+  void Init(const uint8_t *key, const uint8_t iv[16]) override {
+    if (EVP_EncryptInit_ex(ctx_, nullptr, nullptr, key, iv) != 1)
+      Die("openssl: EVP_EncryptInit_ex (key, iv) failed");
+  }
+  void SetIv(const uint8_t iv[16]) override {
+    if (EVP_EncryptInit_ex(ctx_, nullptr, nullptr, nullptr, iv) != 1)
+      Die("openssl: EVP_EncryptInit_ex (iv) failed");
+  }
+  void Encrypt(uint8_t *out, const uint8_t *in, size_t len) override {
+    int out_len = 0;
+    if (EVP_EncryptUpdate(ctx_, out, &out_len, in, static_cast<int>(len)) != 1 ||
+        static_cast<size_t>(out_len) != len)
+      Die("openssl: EVP_EncryptUpdate failed");
+  }
+
+ private:
+  EVP_CIPHER_CTX *ctx_;
+};
+
+// Adds n to a 128-bit big-endian counter (wrapping at 2^128).
+void AddToCounter(uint8_t counter[16], uint64_t n) {
+  uint64_t hi, lo;
+  std::memcpy(&hi, counter, 8);
+  std::memcpy(&lo, counter + 8, 8);
+  hi = __builtin_bswap64(hi);
+  lo = __builtin_bswap64(lo);
+  lo += n;
+  if (lo < n) hi++;
+  hi = __builtin_bswap64(hi);
+  lo = __builtin_bswap64(lo);
+  std::memcpy(counter, &hi, 8);
+  std::memcpy(counter + 8, &lo, 8);
+}
+
+// One ipsec-mb multi-buffer manager (shared by the key sizes of one IMPL).
+struct MbManagerDeleter {
+  void operator()(IMB_MGR *m) const { free_mb_mgr(m); }
+};
+using MbManager = std::shared_ptr<IMB_MGR>;
+
+// ipsec-mb through the job API: one CNTR job per message (cipher only, NULL hash,
+// 16-byte IV).  The library keeps no stream state between jobs, so this Impl keeps
+// the counter of the next block.  ipsec-mb increments only the low 32 bits of the
+// counter (no carry into bytes 0..11): a message that would wrap them is split into
+// two jobs here, the second with the carry done, so the output always equals
+// OpenSSL's.  A call that ends inside a block leaves that block pending; the next
+// call encrypts a zero block at that counter to get the rest of its keystream.
+class IpsecMbImpl final : public Impl {
+ public:
+  IpsecMbImpl(std::string name, MbManager mgr, int key_bits)
+      : name_(std::move(name)), mgr_(std::move(mgr)), key_bits_(key_bits) {}
+
+  void Init(const uint8_t *key, const uint8_t iv[16]) override {
+    IMB_MGR *m = mgr_.get();
+    switch (key_bits_) {
+      case 128: IMB_AES_KEYEXP_128(m, key, enc_keys_, dec_keys_); break;
+      case 192: IMB_AES_KEYEXP_192(m, key, enc_keys_, dec_keys_); break;
+      case 256: IMB_AES_KEYEXP_256(m, key, enc_keys_, dec_keys_); break;
+      default: Die(name_ + ": no key expansion for " + std::to_string(key_bits_) + " bits");
+    }
+    SetIv(iv);
+  }
+
+  void SetIv(const uint8_t iv[16]) override {
+    std::memcpy(counter_, iv, 16);
+    pending_used_ = 0;
+  }
+
+  void Encrypt(uint8_t *out, const uint8_t *in, size_t len) override {
+    if (pending_used_ != 0) {  // finish the block the last call stopped inside
+      alignas(16) uint8_t zeros[kBlock] = {}, keystream[kBlock];
+      RunJob(keystream, zeros, kBlock, pending_counter_);
+      while (pending_used_ < kBlock && len > 0) {
+        *out++ = *in++ ^ keystream[pending_used_++];
+        len--;
+      }
+      if (pending_used_ == kBlock) pending_used_ = 0;
+      if (len == 0) return;
+    }
+    if (len % kBlock != 0) {  // the last block will be partly used: remember its counter
+      std::memcpy(pending_counter_, counter_, 16);
+      AddToCounter(pending_counter_, len / kBlock);
+      pending_used_ = len % kBlock;
+    }
+    while (len > 0) {
+      // Blocks left before the low 32 bits wrap (1..2^32).
+      const uint64_t to_wrap = (uint64_t{1} << 32) - LoadBe32(counter_ + 12);
+      const uint64_t blocks = (len + kBlock - 1) / kBlock;
+      const size_t chunk = blocks <= to_wrap ? len : static_cast<size_t>(to_wrap * kBlock);
+      RunJob(out, in, chunk, counter_);
+      AddToCounter(counter_, (chunk + kBlock - 1) / kBlock);
+      out += chunk;
+      in += chunk;
+      len -= chunk;
+    }
+  }
+
+ private:
+  // One CNTR job, no wrap handling: ipsec-mb's own counter semantics.
+  void RunJob(uint8_t *out, const uint8_t *in, size_t len, const uint8_t iv[16]) {
+    IMB_MGR *m = mgr_.get();
+    IMB_JOB *job = IMB_GET_NEXT_JOB(m);
+    job->cipher_mode = IMB_CIPHER_CNTR;
+    job->cipher_direction = IMB_DIR_ENCRYPT;
+    job->chain_order = IMB_ORDER_CIPHER_HASH;
+    job->hash_alg = IMB_AUTH_NULL;
+    job->enc_keys = enc_keys_;
+    job->dec_keys = dec_keys_;
+    job->key_len_in_bytes = static_cast<uint64_t>(key_bits_) / 8;
+    job->src = in;
+    job->dst = out;
+    job->cipher_start_src_offset_in_bytes = 0;
+    job->msg_len_to_cipher_in_bytes = len;
+    job->hash_start_src_offset_in_bytes = 0;
+    job->msg_len_to_hash_in_bytes = 0;
+    job->iv = iv;
+    job->iv_len_in_bytes = 16;
+    job->auth_tag_output = nullptr;
+    job->auth_tag_output_len_in_bytes = 0;
+    job = IMB_SUBMIT_JOB(m);
+    // CTR jobs complete at once; with this the only job in flight, a flush returns it
+    // should a manager ever queue it.
+    if (job == nullptr && imb_get_errno(m) == 0) job = IMB_FLUSH_JOB(m);
+    if (job == nullptr || job->status != IMB_STATUS_COMPLETED)
+      Die(name_ + ": CNTR job failed: " + imb_get_strerror(imb_get_errno(m)));
+  }
+
+  std::string name_;
+  MbManager mgr_;
+  int key_bits_;
+  alignas(64) uint8_t enc_keys_[16 * 15];
+  alignas(64) uint8_t dec_keys_[16 * 15];
+  alignas(16) uint8_t counter_[16] = {};          // counter of the next whole block
+  alignas(16) uint8_t pending_counter_[16] = {};  // counter of a partly used block
+  size_t pending_used_ = 0;                       // its bytes already used (0 = none)
+};
+
+// ---------------------------------------------------------------------------
+// Which implementations this CPU runs
+
+struct ImplFactory {
+  std::string name;
+  std::vector<int> key_bits;
+  std::function<std::unique_ptr<Impl>(int key_bits)> make;
+};
+
+std::vector<int> AesgenKeyBits() {
+  std::vector<int> bits;
+  for (size_t i = 0; i < kAllKeyBits.size(); i++)
+    if (aesgen_key_bits_supported & (1u << i)) bits.push_back(kAllKeyBits[i]);
+  return bits;
+}
+
+std::string AesgenFeatureNames(uint64_t features) {
+  std::string names;
+  for (int bit = 0; bit < 64; bit++) {
+    const uint64_t mask = uint64_t{1} << bit;
+    if (!(features & mask)) continue;
+    const char *name = aesgen_cpu_feature_name(mask);
+    names += " ";
+    names += name != nullptr ? name : ("bit" + std::to_string(bit));
+  }
+  return names;
+}
+
+void AddAesgenFactories(std::vector<ImplFactory> &factories) {
+  const uint64_t have = aesgen_cpu_features();
+  for (size_t i = 0; i < aesgen_kernel_count; i++) {
+    const aesgen_kernel &k = aesgen_kernels[i];
+    if (const uint64_t missing = k.features & ~have) {
+      std::fprintf(stderr, "skip %s: needs%s\n", k.name, AesgenFeatureNames(missing).c_str());
+      continue;
+    }
+    factories.push_back({k.name, AesgenKeyBits(), [&k](int bits) -> std::unique_ptr<Impl> {
+                           return std::make_unique<AesgenImpl>(k, bits);
+                         }});
+  }
+}
+
+struct MbFlavour {
+  const char *name;      // IMPL name
+  const char *init_fn;   // for messages
+  void (*init)(IMB_MGR *);
+  uint64_t cpu_flags;    // what the manager needs (IMB_CPUFLAGS_*)
+  uint32_t arch;         // IMB_ARCH_* it should report
+};
+
+std::string MbFeatureNames(uint64_t features) {
+  static const struct { uint64_t bit; const char *name; } kNames[] = {
+      {IMB_FEATURE_SHANI, "SHANI"},       {IMB_FEATURE_AESNI, "AESNI"},
+      {IMB_FEATURE_PCLMULQDQ, "PCLMULQDQ"}, {IMB_FEATURE_CMOV, "CMOV"},
+      {IMB_FEATURE_SSE4_2, "SSE4_2"},     {IMB_FEATURE_AVX, "AVX"},
+      {IMB_FEATURE_AVX2, "AVX2"},         {IMB_FEATURE_AVX512F, "AVX512F"},
+      {IMB_FEATURE_AVX512DQ, "AVX512DQ"}, {IMB_FEATURE_AVX512CD, "AVX512CD"},
+      {IMB_FEATURE_AVX512BW, "AVX512BW"}, {IMB_FEATURE_AVX512VL, "AVX512VL"},
+      {IMB_FEATURE_VAES, "VAES"},         {IMB_FEATURE_VPCLMULQDQ, "VPCLMULQDQ"},
+      {IMB_FEATURE_GFNI, "GFNI"},         {IMB_FEATURE_BMI2, "BMI2"},
+  };
+  std::string names;
+  for (const auto &n : kNames)
+    if (features & n.bit) names += std::string(" ") + n.name;
+  return names;
+}
+
+// Allocates and initialises the manager of one flavour; returns null (after one
+// stderr line) when the init failed or the CPU lacks what the manager needs.
+MbManager MakeMbManager(const MbFlavour &f) {
+  MbManager mgr(alloc_mb_mgr(0), MbManagerDeleter());
+  if (!mgr) Die(std::string(f.name) + ": alloc_mb_mgr failed");
+  const uint64_t missing = f.cpu_flags & ~mgr->features;
+  if (missing != 0) {  // checked before init: the init of a missing ISA may fault
+    std::fprintf(stderr, "skip %s: needs%s\n", f.name, MbFeatureNames(missing).c_str());
+    return nullptr;
+  }
+  f.init(mgr.get());
+  if (const int err = imb_get_errno(mgr.get())) {
+    std::fprintf(stderr, "skip %s: %s failed: %s\n", f.name, f.init_fn, imb_get_strerror(err));
+    return nullptr;
+  }
+  if (mgr->used_arch != f.arch) {
+    std::fprintf(stderr, "skip %s: %s left the manager on arch %u, not %u\n", f.name, f.init_fn,
+                 static_cast<unsigned>(mgr->used_arch), static_cast<unsigned>(f.arch));
+    return nullptr;
+  }
+  if ((mgr->features & IMB_FEATURE_SELF_TEST) && !(mgr->features & IMB_FEATURE_SELF_TEST_PASS)) {
+    std::fprintf(stderr, "skip %s: the library's self-test failed\n", f.name);
+    return nullptr;
+  }
+  return mgr;
+}
+
+void AddIpsecMbFactories(std::vector<ImplFactory> &factories) {
+  static const MbFlavour kFlavours[] = {
+      {"ipsec-mb-sse", "init_mb_mgr_sse", init_mb_mgr_sse, IMB_CPUFLAGS_SSE, IMB_ARCH_SSE},
+      {"ipsec-mb-avx2", "init_mb_mgr_avx2", init_mb_mgr_avx2, IMB_CPUFLAGS_AVX2, IMB_ARCH_AVX2},
+      {"ipsec-mb-avx512", "init_mb_mgr_avx512", init_mb_mgr_avx512, IMB_CPUFLAGS_AVX512,
+       IMB_ARCH_AVX512},
+  };
+  for (const MbFlavour &f : kFlavours) {
+    MbManager mgr = MakeMbManager(f);
+    if (!mgr) continue;
+    std::string name = f.name;
+    factories.push_back({name, kAllKeyBits, [name, mgr](int bits) -> std::unique_ptr<Impl> {
+                           return std::make_unique<IpsecMbImpl>(name, mgr, bits);
+                         }});
+  }
+}
+
+// OpenSSL's capability vector as OPENSSL_info(OPENSSL_INFO_CPU_SETTINGS) reports it:
+// "OPENSSL_ia32cap=0x<word0>:0x<word1> [env:...]".  (OpenSSL 3 exports no
+// OPENSSL_ia32cap_loc(); this string is printed from the same OPENSSL_ia32cap_P.)
+bool OpensslIa32capWord0(uint64_t *word0) {
+  const char *info = OPENSSL_info(OPENSSL_INFO_CPU_SETTINGS);
+  const char *p = info != nullptr ? std::strstr(info, "OPENSSL_ia32cap=") : nullptr;
+  if (p == nullptr) return false;
+  char *end = nullptr;
+  *word0 = std::strtoull(p + std::strlen("OPENSSL_ia32cap="), &end, 0);
+  return end != nullptr && end != p + std::strlen("OPENSSL_ia32cap=");
+}
+
+constexpr int kIa32capAesniBit = 57;  // word 0 bit 57 = CPUID.1:ECX bit 25
+
+bool NoAesniMode() { return std::getenv("OPENSSL_ia32cap") != nullptr; }
+
+// With OPENSSL_ia32cap set, make sure it really hides AES-NI from OpenSSL.
+void CheckOpensslAesniMasked() {
+  uint64_t word0 = 0;
+  if (!OpensslIa32capWord0(&word0))
+    Die("OPENSSL_ia32cap is set but OpenSSL does not report its capability vector");
+  if (word0 & (uint64_t{1} << kIa32capAesniBit))
+    Die(std::string("OPENSSL_ia32cap=") + std::getenv("OPENSSL_ia32cap") +
+        " does not mask AES-NI (bit 57 of the first word is still set: " +
+        OPENSSL_info(OPENSSL_INFO_CPU_SETTINGS) + "); use e.g. OPENSSL_ia32cap=~0x200000000000000");
+}
+
+std::string OpensslImplName() { return NoAesniMode() ? "openssl-noaesni" : "openssl"; }
+
+void AddOpensslFactory(std::vector<ImplFactory> &factories) {
+  factories.push_back({OpensslImplName(), kAllKeyBits, [](int bits) -> std::unique_ptr<Impl> {
+                         return std::make_unique<OpensslImpl>(bits);
+                       }});
+}
+
+std::vector<ImplFactory> AvailableImpls() {
+  std::vector<ImplFactory> factories;
+  if (NoAesniMode()) {
+    CheckOpensslAesniMasked();
+    AddOpensslFactory(factories);
+    return factories;
+  }
+  AddAesgenFactories(factories);
+  AddOpensslFactory(factories);
+  AddIpsecMbFactories(factories);
+  return factories;
+}
+
+// ---------------------------------------------------------------------------
+// Correctness check before timing
+
+// AES-CTR of one message by a fresh OpenSSL context: the reference.
+std::vector<uint8_t> OpensslReference(int key_bits, const uint8_t *key, const uint8_t iv[16],
+                                      const uint8_t *in, size_t len) {
+  std::vector<uint8_t> out(len);
+  OpensslImpl ref(key_bits);
+  ref.Init(key, iv);
+  ref.Encrypt(out.data(), in, len);
+  return out;
+}
+
+std::vector<uint8_t> FromHex(const char *hex) {
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; hex[i] != '\0' && hex[i + 1] != '\0'; i += 2)
+    bytes.push_back(static_cast<uint8_t>(std::stoul(std::string(hex + i, 2), nullptr, 16)));
+  return bytes;
+}
+
+// The reference itself, against NIST SP 800-38A F.5.1, F.5.3 and F.5.5 (four blocks
+// each; the counter carries out of byte 15 on the way).
+void CheckReferenceAgainstSp800_38a() {
+  static const struct {
+    int bits;
+    const char *key, *ciphertext;
+  } kVectors[] = {
+      {128, "2b7e151628aed2a6abf7158809cf4f3c",
+       "874d6191b620e3261bef6864990db6ce9806f66b7970fdff8617187bb9fffdff"
+       "5ae4df3edbd5d35e5b4f09020db03eab1e031dda2fbe03d1792170a0f3009cee"},
+      {192, "8e73b0f7da0e6452c810f32b809079e562f8ead2522c6b7b",
+       "1abc932417521ca24f2b0459fe7e6e0b090339ec0aa6faefd5ccc2c6f4ce8e94"
+       "1e36b26bd1ebc670d1bd1d665620abf74f78a7f6d29809585a97daec58c6b050"},
+      {256, "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4",
+       "601ec313775789a5b7a7f504bbf3d228f443e3ca4d62b59aca84e990cacaf5c5"
+       "2b0930daa23de94ce87017ba2d84988ddfc9c58db67aada613c2dd08457941a6"},
+  };
+  const std::vector<uint8_t> iv = FromHex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
+  const std::vector<uint8_t> plaintext = FromHex(
+      "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51"
+      "30c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710");
+  for (const auto &v : kVectors) {
+    const std::vector<uint8_t> key = FromHex(v.key);
+    if (OpensslReference(v.bits, key.data(), iv.data(), plaintext.data(), plaintext.size()) !=
+        FromHex(v.ciphertext))
+      Die("OpenSSL AES-" + std::to_string(v.bits) +
+          "-CTR does not match SP 800-38A: no reference to check against");
+  }
+}
+
+// Runs one message through impl and compares it with the reference; `split` bytes
+// go in a first call and the rest in a second (0 = one call).
+void CheckMessage(const std::string &what, Impl &impl, int key_bits, const uint8_t *key,
+                  const uint8_t iv[16], size_t split) {
+  const uint8_t *in = SharedBuffers().in;
+  std::vector<uint8_t> out(kVerifyLen, 0);
+  impl.Encrypt(out.data(), in, split);
+  impl.Encrypt(out.data() + split, in + split, kVerifyLen - split);
+  if (out != OpensslReference(key_bits, key, iv, in, kVerifyLen)) {
+    size_t first_bad = 0;
+    const std::vector<uint8_t> ref = OpensslReference(key_bits, key, iv, in, kVerifyLen);
+    while (first_bad < kVerifyLen && out[first_bad] == ref[first_bad]) first_bad++;
+    Die(what + ": output of a " + std::to_string(kVerifyLen) +
+        "-byte message differs from OpenSSL's from byte " + std::to_string(first_bad) +
+        "; refusing to benchmark it");
+  }
+}
+
+// Checks one IMPL/KEYBITS before it is timed: a 4096+7-byte message after init;
+// another after set_iv keeping bytes 0, 5, 10 (FACE tables reused), in 4096 + 7
+// bytes; one whose counter carries out of the low 32 bits, in 7 + 4096 bytes; and
+// one that wraps the whole 128-bit counter.
+void VerifyImpl(const std::string &label, Impl &impl, int key_bits) {
+  const Key key = BaseKey();
+  Iv iv = BaseIv();
+  impl.Init(key.bytes, iv.bytes);
+  CheckMessage(label + " (after init)", impl, key_bits, key.bytes, iv.bytes, 0);
+
+  iv.bytes[3] ^= 0x5a;
+  iv.bytes[15] = 0x37;
+  impl.SetIv(iv.bytes);
+  CheckMessage(label + " (after set_iv, FACE tables kept)", impl, key_bits, key.bytes, iv.bytes,
+               4096);
+
+  StoreBe32(iv.bytes + 12, 0xfffffff9u);
+  impl.SetIv(iv.bytes);
+  CheckMessage(label + " (counter carrying out of its low 32 bits)", impl, key_bits, key.bytes,
+               iv.bytes, 7);
+
+  std::memset(iv.bytes, 0xff, 16);
+  iv.bytes[15] = 0xf0;
+  impl.SetIv(iv.bytes);
+  CheckMessage(label + " (counter wrapping at 2^128)", impl, key_bits, key.bytes, iv.bytes, 0);
+}
+
+// ---------------------------------------------------------------------------
+// The timed modes
+
+void ReportPerByte(benchmark::State &state, uint64_t ticks, size_t size) {
+  const double bytes = static_cast<double>(state.iterations()) * static_cast<double>(size);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(size));
+  state.counters["ticks_per_byte"] =
+      benchmark::Counter(bytes > 0 ? static_cast<double>(ticks) / bytes : 0.0);
+}
+
+void ReportPerMessage(benchmark::State &state, uint64_t ticks) {
+  state.counters["ticks"] = benchmark::Counter(
+      state.iterations() > 0 ? static_cast<double>(ticks) / static_cast<double>(state.iterations())
+                             : 0.0);
+}
+
+// One key and IV; each iteration encrypts the next `size` bytes of the stream.
+void BenchStream(benchmark::State &state, Impl &impl, size_t size) {
+  const Buffers &buf = SharedBuffers();
+  const Key key = BaseKey();
+  const Iv iv = BaseIv();
+  impl.Init(key.bytes, iv.bytes);
+  impl.Encrypt(buf.out, buf.in, kWarmUpLen);
+  const uint64_t t0 = Ticks();
+  for (auto _ : state) impl.Encrypt(buf.out, buf.in, size);
+  const uint64_t ticks = Ticks() - t0;
+  ReportPerByte(state, ticks, size);
+}
+
+// Each iteration: a new IV under the same key, then `size` bytes.  `fresh` changes
+// IV bytes 0, 5 and 10 too, so FACE tables must be rebuilt for every message.
+void BenchMessages(benchmark::State &state, Impl &impl, size_t size, bool fresh) {
+  const Buffers &buf = SharedBuffers();
+  const Key key = BaseKey();
+  const Iv iv = BaseIv();
+  IvSequence ivs(fresh);
+  impl.Init(key.bytes, iv.bytes);
+  impl.Encrypt(buf.out, buf.in, kWarmUpLen);
+  const uint64_t t0 = Ticks();
+  for (auto _ : state) {
+    impl.SetIv(ivs.Next());
+    impl.Encrypt(buf.out, buf.in, size);
+  }
+  const uint64_t ticks = Ticks() - t0;
+  ReportPerByte(state, ticks, size);
+}
+
+// Key set-up alone (with the IV, as init takes both).
+void BenchSetup(benchmark::State &state, Impl &impl) {
+  const Key key = BaseKey();
+  const Iv iv = BaseIv();
+  const uint64_t t0 = Ticks();
+  for (auto _ : state) impl.Init(key.bytes, iv.bytes);
+  const uint64_t ticks = Ticks() - t0;
+  ReportPerMessage(state, ticks);  // no bytes: bytes_per_second would only say 0/s
+}
+
+// Each iteration: init with a new key and an IV whose byte 0 differs from the last
+// one (FACE tables start empty), then `size` bytes.
+void BenchFirst(benchmark::State &state, Impl &impl, size_t size) {
+  const Buffers &buf = SharedBuffers();
+  Key key = BaseKey();
+  IvSequence ivs(/*fresh=*/true);
+  uint8_t n = 0;
+  const uint64_t t0 = Ticks();
+  for (auto _ : state) {
+    key.bytes[0] = ++n;
+    impl.Init(key.bytes, ivs.Next());
+    impl.Encrypt(buf.out, buf.in, size);
+  }
+  const uint64_t ticks = Ticks() - t0;
+  ReportPerByte(state, ticks, size);
+  ReportPerMessage(state, ticks);
+}
+
+// ---------------------------------------------------------------------------
+// Command line and registration
+
+struct Options {
+  std::set<size_t> sizes;  // empty = all
+  std::set<size_t> first_sizes;  // empty = as `sizes` selects
+  std::set<int> key_bits;  // empty = all
+  bool list = false;
+};
+
+[[noreturn]] void UsageError(const std::string &message) {
+  std::fprintf(stderr, "aesgen_bench: error: %s\n", message.c_str());
+  std::exit(2);
+}
+
+std::vector<unsigned long> ParseNumberList(const std::string &flag, const std::string &text) {
+  std::vector<unsigned long> numbers;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char *end = nullptr;
+    const unsigned long v = std::strtoul(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0') UsageError(flag + ": '" + item + "' is not a number");
+    numbers.push_back(v);
+  }
+  if (numbers.empty()) UsageError(flag + ": empty list");
+  return numbers;
+}
+
+bool Contains(const std::vector<size_t> &v, size_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+void PrintOwnFlags() {
+  std::printf(
+      "aesgen_bench flags (besides Google Benchmark's, listed below):\n"
+      "  --aesgen_sizes=16,4096   register only these sizes (stream/msg_iv/fresh_iv:\n"
+      "                           16 1024 4096 20480 40960; first: 256 ... 65536);\n"
+      "                           setup (size 0) is always registered\n"
+      "  --aesgen_first_sizes=256,4096  sizes of the `first` benchmarks (default: as\n"
+      "                           --aesgen_sizes selects them)\n"
+      "  --aesgen_keys=128,256    register only these key sizes\n"
+      "  --aesgen_list            print the benchmark names and exit\n"
+      "  env OPENSSL_ia32cap=~0x200000000000000  benchmark only OpenSSL, without AES-NI\n\n");
+}
+
+// Takes our flags out of argv (in place) and returns them.
+Options ParseOwnFlags(int *argc, char **argv) {
+  Options opt;
+  int kept = 1;
+  for (int i = 1; i < *argc; i++) {
+    const std::string arg = argv[i];
+    auto value_of = [&arg](const char *flag) -> const char * {
+      const size_t n = std::strlen(flag);
+      return arg.compare(0, n, flag) == 0 && arg.size() > n && arg[n] == '='
+                 ? arg.c_str() + n + 1
+                 : nullptr;
+    };
+    if (const char *v = value_of("--aesgen_sizes")) {
+      for (unsigned long s : ParseNumberList("--aesgen_sizes", v)) {
+        if (!Contains(kMessageSizes, s) && !Contains(kFirstSizes, s))
+          UsageError("--aesgen_sizes: " + std::to_string(s) +
+                     " is not a benchmark size (see --help)");
+        opt.sizes.insert(s);
+      }
+    } else if (const char *v = value_of("--aesgen_first_sizes")) {
+      for (unsigned long s : ParseNumberList("--aesgen_first_sizes", v)) {
+        if (!Contains(kFirstSizes, s))
+          UsageError("--aesgen_first_sizes: " + std::to_string(s) +
+                     " is not a `first` benchmark size (see --help)");
+        opt.first_sizes.insert(s);
+      }
+    } else if (const char *v = value_of("--aesgen_keys")) {
+      for (unsigned long k : ParseNumberList("--aesgen_keys", v)) {
+        if (k != 128 && k != 192 && k != 256)
+          UsageError("--aesgen_keys: " + std::to_string(k) + " is not 128, 192 or 256");
+        opt.key_bits.insert(static_cast<int>(k));
+      }
+    } else if (arg == "--aesgen_list") {
+      opt.list = true;
+    } else if (arg.compare(0, 9, "--aesgen_") == 0) {
+      UsageError("unknown flag " + arg);
+    } else {
+      if (arg == "--help" || arg == "-h") PrintOwnFlags();
+      argv[kept++] = argv[i];
+    }
+  }
+  *argc = kept;
+  argv[kept] = nullptr;
+  return opt;
+}
+
+std::vector<size_t> SelectSizes(const std::vector<size_t> &all, const Options &opt) {
+  std::vector<size_t> sizes;
+  for (size_t s : all)
+    if (opt.sizes.empty() || opt.sizes.count(s)) sizes.push_back(s);
+  return sizes;
+}
+
+// One IMPL at one key size, ready to be verified and timed.
+struct Target {
+  std::string name;  // "IMPL/KEYBITS", for messages
+  int key_bits;
+  std::shared_ptr<Impl> impl;
+};
+
+std::string BenchName(const std::string &impl, const char *mode, int bits, size_t size) {
+  return impl + "/" + mode + "/" + std::to_string(bits) + "/" + std::to_string(size);
+}
+
+// Registers every benchmark of every available IMPL and key size; returns the
+// targets (for the check) and appends the benchmark names to `names`.
+std::vector<Target> RegisterAll(const Options &opt, std::vector<std::string> &names) {
+  const std::vector<size_t> message_sizes = SelectSizes(kMessageSizes, opt);
+  Options first_opt = opt;
+  if (!opt.first_sizes.empty()) first_opt.sizes = opt.first_sizes;
+  const std::vector<size_t> first_sizes = SelectSizes(kFirstSizes, first_opt);
+  std::vector<Target> targets;
+  for (const ImplFactory &factory : AvailableImpls()) {
+    for (int bits : factory.key_bits) {
+      if (!opt.key_bits.empty() && !opt.key_bits.count(bits)) continue;
+      std::shared_ptr<Impl> impl = factory.make(bits);
+      targets.push_back({factory.name + "/" + std::to_string(bits), bits, impl});
+      auto add = [&names](const std::string &name, std::function<void(benchmark::State &)> fn) {
+        benchmark::RegisterBenchmark(name.c_str(), std::move(fn));
+        names.push_back(name);
+      };
+      for (size_t size : message_sizes) {
+        add(BenchName(factory.name, "stream", bits, size),
+            [impl, size](benchmark::State &st) { BenchStream(st, *impl, size); });
+        add(BenchName(factory.name, "msg_iv", bits, size),
+            [impl, size](benchmark::State &st) { BenchMessages(st, *impl, size, false); });
+        add(BenchName(factory.name, "fresh_iv", bits, size),
+            [impl, size](benchmark::State &st) { BenchMessages(st, *impl, size, true); });
+      }
+      add(BenchName(factory.name, "setup", bits, 0),
+          [impl](benchmark::State &st) { BenchSetup(st, *impl); });
+      for (size_t size : first_sizes)
+        add(BenchName(factory.name, "first", bits, size),
+            [impl, size](benchmark::State &st) { BenchFirst(st, *impl, size); });
+    }
+  }
+  return targets;
+}
+
+// ---------------------------------------------------------------------------
+// Context for the report
+
+std::string CpuModelName() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.compare(0, 10, "model name") != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    const size_t start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? "" : line.substr(start);
+  }
+  return "unknown";
+}
+
+void AddContext() {
+  benchmark::AddCustomContext("cpu_model", CpuModelName());
+  benchmark::AddCustomContext("tsc_note", kTscNote);
+  benchmark::AddCustomContext("aesgen_preset", AESGEN_BENCH_PRESET);
+  benchmark::AddCustomContext("aesgen_cpu_features", AesgenFeatureNames(aesgen_cpu_features()));
+  benchmark::AddCustomContext("openssl_version", OpenSSL_version(OPENSSL_VERSION));
+  benchmark::AddCustomContext("openssl_cpu_settings", OPENSSL_info(OPENSSL_INFO_CPU_SETTINGS));
+  benchmark::AddCustomContext("ipsec_mb_version", imb_get_version_str());
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const Options opt = ParseOwnFlags(&argc, argv);
+  std::vector<std::string> names;
+  const std::vector<Target> targets = RegisterAll(opt, names);
+  if (opt.list) {
+    for (const std::string &name : names) std::printf("%s\n", name.c_str());
+    return 0;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  CheckReferenceAgainstSp800_38a();
+  for (const Target &t : targets) VerifyImpl(t.name, *t.impl, t.key_bits);
+
+  AddContext();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
