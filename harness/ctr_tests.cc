@@ -1303,6 +1303,27 @@ void RunSpVector(const aesgen_kernel &k, const Sp80038aVector &v) {
   }
 }
 
+// The runtime choice: aesgen_best_kernel() names a kernel of the registry that this CPU
+// runs (or none, only when no kernel runs here), ranked no lower than any other runnable
+// kernel of the same method family, and it encrypts correctly.
+TEST(Registry, BestKernelRunsHere) {
+  const uint64_t have = aesgen_cpu_features();
+  size_t runnable = 0;
+  for (size_t i = 0; i < aesgen_kernel_count; i++)
+    if ((aesgen_kernels[i].features & ~have) == 0) runnable++;
+  const aesgen_kernel *best = aesgen_best_kernel();
+  if (runnable == 0) {
+    EXPECT_EQ(best, nullptr) << "no kernel runs here, yet best_kernel returned one";
+    return;
+  }
+  ASSERT_NE(best, nullptr) << runnable << " kernels run here but best_kernel returned none";
+  ASSERT_GE(best, &aesgen_kernels[0]);
+  ASSERT_LT(best, &aesgen_kernels[0] + aesgen_kernel_count) << "not a registry entry";
+  EXPECT_EQ(best->features & ~have, 0u) << best->name << " needs features this CPU lacks";
+  for (const Sp80038aVector &v : kSpVectors)
+    if (KeyLenSupported(FromHex(v.key).size())) RunSpVector(*best, v);
+}
+
 TEST_P(Kernel, Sp80038a_F5_1_Aes128) { RunSpVector(k(), kSpVectors[0]); }
 TEST_P(Kernel, Sp80038a_F5_3_Aes192) { RunSpVector(k(), kSpVectors[1]); }
 TEST_P(Kernel, Sp80038a_F5_5_Aes256) { RunSpVector(k(), kSpVectors[2]); }

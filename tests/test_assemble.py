@@ -39,7 +39,11 @@ def rendered(preset: str, config: str) -> tuple[GenerateRequest, dict[str, str]]
     return req, render_set(req)
 
 
-CASES = [pytest.param(p, c, id=f"{p}-{c}") for p in PRESETS for c in CONFIGS]
+# every preset with all key sizes; the other configurations on presets that differ in
+# encoding (legacy SSE, VEX with ymm, EVEX with zmm)
+SUBSET_PRESETS = ("x86-64-v2", "alderlake", "sapphirerapids")
+CASES = [pytest.param(p, c, id=f"{p}-{c}") for p in PRESETS for c in CONFIGS
+         if c == "kall" or p in SUBSET_PRESETS]
 
 
 def run(cmd: list[str], cwd: Path) -> None:
@@ -130,7 +134,7 @@ def test_exported_symbols_start_with_prefix(preset, config, built):
             assert nm(obj, "-u") == [], f"{obj.name} needs symbols from elsewhere"
     p = req.prefix
     assert got == want | {f"{p}kernels", f"{p}kernel_count", f"{p}key_bits_supported",
-                          f"{p}cpu_features", f"{p}cpu_feature_name"}
+                          f"{p}cpu_features", f"{p}cpu_feature_name", f"{p}best_kernel"}
 
 
 def _functions(text: str) -> dict[str, list[str]]:

@@ -48,10 +48,15 @@ def test_list_shows_methods_presets_face_levels_and_native(aesgen_exe, tmp_path)
     for level in ("none", "r1", "r2"):
         assert re.search(rf"^  {level}\s", out, re.M), level
     native = [ln for ln in out.splitlines() if ln.startswith("native: ")]
-    assert len(native) == 1
+    assert len(native) == 3, native          # the CPU, the preset and why, the kernel and why
+    from aesgen import cpuid
+    ident = cpuid.identity()
     preset, _ = choose_native_preset(
-        host_features_from_cpuinfo(Path("/proc/cpuinfo").read_text()))
-    assert native[0].startswith(f"native: {preset.name}:")
+        host_features_from_cpuinfo(Path("/proc/cpuinfo").read_text()),
+        cpu=(ident.vendor, ident.family, ident.model))
+    assert native[0].startswith("native: this CPU is ")
+    assert native[1].startswith(f"native: preset {preset.name}:")
+    assert native[2].startswith("native: fastest kernel ") and "-face-" in native[2]
     assert tree(tmp_path) == []
 
 
@@ -69,13 +74,13 @@ def test_help_exits_zero(aesgen_exe, tmp_path, args):
 # --- bad input: one line, exit status 2, nothing written --------------------------------
 BAD_INPUTS = {
     "unknown-preset": (["--cpu", "pentium3"], ["pentium3"]),
-    "planned-method": (["--cpu", "x86-64-aesni", "--method", "gfni"], ["gfni"]),
+    "planned-method": (["--cpu", "x86-64-v2", "--method", "gfni"], ["gfni"]),
     "planned-method-in-list": (["--cpu", "znver4", "--method", "aesni,bitsliced"],
                                ["bitsliced"]),
     "unknown-method": (["--cpu", "znver4", "--method", "rot13"], ["rot13"]),
-    "key-size": (["--cpu", "x86-64-aesni", "--keys", "100"], ["100"]),
-    "key-size-word": (["--cpu", "x86-64-aesni", "--keys", "128,big"], ["big"]),
-    "no-key-size": (["--cpu", "x86-64-aesni", "--keys", ","], ["key size"]),
+    "key-size": (["--cpu", "x86-64-v2", "--keys", "100"], ["100"]),
+    "key-size-word": (["--cpu", "x86-64-v2", "--keys", "128,big"], ["big"]),
+    "no-key-size": (["--cpu", "x86-64-v2", "--keys", ","], ["key size"]),
     "face-level": (["--cpu", "znver4", "--face", "r3"], ["r3"]),
     "prefix": (["--cpu", "znver4", "--prefix", "9bad"], ["9bad"]),
     "prefix-dash": (["--cpu", "znver4", "--prefix", "my-lib"], ["my-lib"]),
@@ -106,16 +111,16 @@ def test_method_the_preset_lacks(tmp_path):
 
     from aesgen.emit.generate import GenerateRequest, plan_kernels
 
-    bare = replace(PRESETS["x86-64-aesni"], methods=())
+    bare = replace(PRESETS["x86-64-v2"], methods=())
     req = GenerateRequest(bare, ("aesni",), ("none",), (128,), "aesgen_", "test")
-    with pytest.raises(ValueError, match=r"x86-64-aesni has no method 'aesni'"):
+    with pytest.raises(ValueError, match=r"x86-64-v2 has no method 'aesni'"):
         plan_kernels(req)
 
 
 def test_output_under_a_file(aesgen_exe, tmp_path):
     (tmp_path / "afile").write_text("keep me\n")
     for out in ("afile/set", "afile/deeper/set"):
-        proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-aesni", "-o", out, cwd=tmp_path)
+        proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "-o", out, cwd=tmp_path)
         assert_one_error_line(proc, str(tmp_path / out))
     assert tree(tmp_path) == ["afile"]
     assert (tmp_path / "afile").read_text() == "keep me\n"
@@ -123,14 +128,14 @@ def test_output_under_a_file(aesgen_exe, tmp_path):
 
 def test_output_is_a_file(aesgen_exe, tmp_path):
     (tmp_path / "afile").write_text("keep me\n")
-    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-aesni", "-o", "afile", cwd=tmp_path)
+    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "-o", "afile", cwd=tmp_path)
     assert_one_error_line(proc, str(tmp_path / "afile"), "not a folder")
     assert tree(tmp_path) == ["afile"]
     assert (tmp_path / "afile").read_text() == "keep me\n"
 
 
 def test_output_in_proc(aesgen_exe, tmp_path):
-    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-aesni", "-o", "/proc/aesgen-out",
+    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "-o", "/proc/aesgen-out",
                   cwd=tmp_path)
     assert_one_error_line(proc, "/proc/aesgen-out")
     assert not Path("/proc/aesgen-out").exists()
@@ -145,7 +150,7 @@ def test_failed_write_leaves_an_existing_set_untouched(aesgen_exe, tmp_path):
     out.mkdir()
     (out / "aesgen.h").write_text("old header\n")
     (out / "manifest.json").mkdir()                 # cannot be replaced by a file
-    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-aesni", "-o", "dest", cwd=tmp_path)
+    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "-o", "dest", cwd=tmp_path)
     assert_one_error_line(proc, str(out))
     assert tree(tmp_path) == ["dest", "dest/aesgen.h", "dest/manifest.json"]
     assert (out / "aesgen.h").read_text() == "old header\n"
@@ -155,9 +160,13 @@ def test_failed_write_leaves_an_existing_set_untouched(aesgen_exe, tmp_path):
 def test_generate_with_defaults(aesgen_exe, tmp_path):
     proc = aesgen(aesgen_exe, "generate", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+    from aesgen import cpuid
+    ident = cpuid.identity()
     preset, _ = choose_native_preset(
-        host_features_from_cpuinfo(Path("/proc/cpuinfo").read_text()))
+        host_features_from_cpuinfo(Path("/proc/cpuinfo").read_text()),
+        cpu=(ident.vendor, ident.family, ident.model))
     assert f"--cpu native chose {preset.name}" in proc.stdout
+    assert "fastest kernel here: " in proc.stdout
     out = tmp_path / "out" / preset.name
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["preset"] == preset.name
@@ -172,11 +181,11 @@ def test_generate_with_defaults(aesgen_exe, tmp_path):
 
 
 def test_generate_one_kernel_with_prefix(aesgen_exe, tmp_path):
-    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-aesni", "--keys", "128", "--face",
+    proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "--keys", "128", "--face",
                   "r2", "--prefix", "mylib_", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
-    out = tmp_path / "out" / "x86-64-aesni"
+    out = tmp_path / "out" / "x86-64-v2"
     names = sorted(p.name for p in out.iterdir())
     assert names == ["aesgen.h", "aesgen_registry.c", "aesni_face_r2.S", "manifest.json"]
     manifest = json.loads((out / "manifest.json").read_text())
@@ -190,7 +199,7 @@ def test_generate_one_kernel_with_prefix(aesgen_exe, tmp_path):
     assert "} mylib_kernel;" in header and "MYLIB_CPU_AESNI" in header
     assert "aesgen_kernel" not in header
     assert "aes192" not in text and "aes256" not in text and "aes128" in text
-    assert tree(tmp_path) == ["out", "out/x86-64-aesni"] + [f"out/x86-64-aesni/{n}"
+    assert tree(tmp_path) == ["out", "out/x86-64-v2"] + [f"out/x86-64-v2/{n}"
                                                              for n in names]
 
 

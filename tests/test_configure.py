@@ -49,7 +49,7 @@ def root(tmp_path: Path) -> Path:
               "bench/bench_main.cc"):
         (r / "harness" / f).write_text("\n")
     make_preset(r, "znver4")
-    make_preset(r, "x86-64-aesni")
+    make_preset(r, "x86-64-v2")
     make_preset(r, "cortex-a76", arch="aarch64")
     make_preset(r, "scratch", arch=None)
     return r
@@ -63,7 +63,7 @@ def render(root: Path, presets, **kw) -> str:
 
 def test_discovers_only_presets_for_the_architecture(root: Path) -> None:
     presets = discover_presets(root, "x86_64")
-    assert [p.name for p in presets] == ["x86-64-aesni", "znver4"]
+    assert [p.name for p in presets] == ["x86-64-v2", "znver4"]
     for p in presets:
         assert [s.name for s in p.sources] == ["aesgen_registry.c", "k_a.S", "k_b.S"]
         assert p.dir.is_absolute()
@@ -73,7 +73,7 @@ def test_discovers_only_presets_for_the_architecture(root: Path) -> None:
 def test_each_preset_gets_a_test_binary_and_a_standalone_check(root: Path) -> None:
     text = render(root, discover_presets(root, "x86_64"))
     b = root / "build"
-    for name in ("x86-64-aesni", "znver4"):
+    for name in ("x86-64-v2", "znver4"):
         d = root / "generated" / name
         assert f"build {b}/{name}/aesgen_tests: link " in text
         link = next(line for line in text.splitlines()
@@ -88,7 +88,7 @@ def test_each_preset_gets_a_test_binary_and_a_standalone_check(root: Path) -> No
         assert f"build tests-{name}: phony {b}/{name}/aesgen_tests standalone-{name}" in text
         assert f"build check-{name}: phony {b}/{name}/tests.passed" in text
     assert "cortex-a76" not in text and "scratch" not in text
-    assert "build all: phony tests-x86-64-aesni tests-znver4" in text
+    assert "build all: phony tests-x86-64-v2 tests-znver4" in text
     assert "default all" in text
     assert f"{root}/harness/abi_check_x86_64.S" in text
 
@@ -97,7 +97,7 @@ def test_each_x86_preset_gets_a_benchmark_binary(root: Path) -> None:
     text = render(root, discover_presets(root, "x86_64"))
     b = root / "build"
     assert "\nbench_libs = -lbenchmark -lpthread -lcrypto -lIPSec_MB\n" in text
-    for name in ("x86-64-aesni", "znver4"):
+    for name in ("x86-64-v2", "znver4"):
         assert (f"build {b}/{name}/harness/bench_main.o: cxx "
                 f"{root}/harness/bench/bench_main.cc") in text
         assert f"  defs = '-DAESGEN_BENCH_PRESET=\"{name}\"'" in text

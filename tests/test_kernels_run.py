@@ -401,7 +401,7 @@ def test_key_subset_rejects_other_sizes(tmp_path, shared_library):
     from aesgen.emit.generate import GenerateRequest, render_set
     from aesgen.targets import find_preset
 
-    preset = find_preset("x86-64-aesni")
+    preset = find_preset("x86-64-v2")
     missing = missing_features(preset.features)
     if missing:
         pytest.skip(f"this CPU lacks {', '.join(missing)}")

@@ -62,6 +62,10 @@ extern const unsigned aesgen_key_bits_supported;
 uint64_t aesgen_cpu_features(void);
 /* The name of one feature bit ("AESNI"), or NULL. */
 const char *aesgen_cpu_feature_name(uint64_t bit);
+/* The fastest kernel of this set that this CPU runs, by the priority order of
+ * targets/kernel_priority.toml (zmm kernels passed over on CPUs whose clock drops for
+ * 512-bit code), or NULL if it runs none. */
+const aesgen_kernel *aesgen_best_kernel(void);
 
 /* Entry points of each kernel, for callers that do not go through the registry. */
 

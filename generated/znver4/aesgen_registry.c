@@ -63,10 +63,35 @@ const aesgen_kernel aesgen_kernels[] = {
 };
 
 const size_t aesgen_kernel_count = sizeof(aesgen_kernels) / sizeof(aesgen_kernels[0]);
+static const unsigned char aesgen_kernel_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1 };
 const unsigned aesgen_key_bits_supported = 7u;
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+
+/* CPUs whose clock drops for 512-bit code (targets/kernel_priority.toml, zmm_slow). */
+static int aesgen_zmm_lowers_clock(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0, family, model;
+    char vendor[13];
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    __builtin_memcpy(vendor, &b, 4);
+    __builtin_memcpy(vendor + 4, &d, 4);
+    __builtin_memcpy(vendor + 8, &c, 4);
+    vendor[12] = 0;
+    __get_cpuid(1, &a, &b, &c, &d);
+    family = (a >> 8) & 0xf;
+    model = (a >> 4) & 0xf;
+    if (family == 6 || family == 15)
+        model |= ((a >> 16) & 0xf) << 4;
+    if (family == 15)
+        family += (a >> 20) & 0xff;
+    if (__builtin_strcmp(vendor, "GenuineIntel") == 0 && family == 6 && (model == 85 || model == 106 || model == 108 || model == 125 || model == 126 || model == 140 || model == 141))
+        return 1;
+    (void)vendor;
+    return 0;
+}
 
 static uint64_t aesgen_xcr0(void)
 {
@@ -121,7 +146,31 @@ uint64_t aesgen_cpu_features(void)
 {
     return 0;
 }
+
+static int aesgen_zmm_lowers_clock(void)
+{
+    return 0;
+}
 #endif
+
+/* The order targets/kernel_priority.toml gives, restricted to this set's kernels. */
+static const unsigned char aesgen_priority[] = { 8, 7, 6, 5, 4, 3, 2, 1, 0, 17, 16, 15, 14, 13, 12, 11, 10, 9 };
+
+const aesgen_kernel *aesgen_best_kernel(void)
+{
+    uint64_t have = aesgen_cpu_features();
+    int zmm_slow = aesgen_zmm_lowers_clock();
+    size_t i;
+    for (i = 0; i < sizeof(aesgen_priority); i++) {
+        const aesgen_kernel *k = &aesgen_kernels[aesgen_priority[i]];
+        if ((k->features & ~have) != 0)
+            continue;
+        if (zmm_slow && aesgen_kernel_is_zmm[aesgen_priority[i]])
+            continue;
+        return k;
+    }
+    return 0;
+}
 
 const char *aesgen_cpu_feature_name(uint64_t bit)
 {

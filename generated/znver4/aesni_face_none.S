@@ -745,9 +745,9 @@ aesgen_aesni_face_none_xor_stream:
 .Laesgen_aesni_face_none_xor_stream_window_ok128:
 	movzbl	%al, %r9d
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_none_xor_stream_single128
+	jb	.Laesgen_aesni_face_none_xor_stream_try4_128
 	cmpq	$248, %r9
-	ja	.Laesgen_aesni_face_none_xor_stream_single128
+	ja	.Laesgen_aesni_face_none_xor_stream_try4_128
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -880,6 +880,140 @@ aesgen_aesni_face_none_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_none_xor_stream_top128
+.Laesgen_aesni_face_none_xor_stream_try4_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_none_xor_stream_try2_128
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_none_xor_stream_try2_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top128
+.Laesgen_aesni_face_none_xor_stream_try2_128:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_none_xor_stream_single128
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_none_xor_stream_single128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top128
 .Laesgen_aesni_face_none_xor_stream_single128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -946,9 +1080,9 @@ aesgen_aesni_face_none_xor_stream:
 .Laesgen_aesni_face_none_xor_stream_window_ok192:
 	movzbl	%al, %r9d
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_none_xor_stream_single192
+	jb	.Laesgen_aesni_face_none_xor_stream_try4_192
 	cmpq	$248, %r9
-	ja	.Laesgen_aesni_face_none_xor_stream_single192
+	ja	.Laesgen_aesni_face_none_xor_stream_try4_192
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1099,6 +1233,156 @@ aesgen_aesni_face_none_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_none_xor_stream_top192
+.Laesgen_aesni_face_none_xor_stream_try4_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_none_xor_stream_try2_192
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_none_xor_stream_try2_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top192
+.Laesgen_aesni_face_none_xor_stream_try2_192:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_none_xor_stream_single192
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_none_xor_stream_single192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top192
 .Laesgen_aesni_face_none_xor_stream_single192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1169,9 +1453,9 @@ aesgen_aesni_face_none_xor_stream:
 .Laesgen_aesni_face_none_xor_stream_window_ok256:
 	movzbl	%al, %r9d
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_none_xor_stream_single256
+	jb	.Laesgen_aesni_face_none_xor_stream_try4_256
 	cmpq	$248, %r9
-	ja	.Laesgen_aesni_face_none_xor_stream_single256
+	ja	.Laesgen_aesni_face_none_xor_stream_try4_256
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1339,6 +1623,172 @@ aesgen_aesni_face_none_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top256
+.Laesgen_aesni_face_none_xor_stream_try4_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_none_xor_stream_try2_256
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_none_xor_stream_try2_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	208(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	224(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top256
+.Laesgen_aesni_face_none_xor_stream_try2_256:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_none_xor_stream_single256
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_none_xor_stream_single256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	208(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	224(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_none_xor_stream_top256
 .Laesgen_aesni_face_none_xor_stream_single256:
 	vmovq	%rax, %xmm0

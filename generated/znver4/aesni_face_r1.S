@@ -752,9 +752,9 @@ aesgen_aesni_face_r1_xor_stream:
 .Laesgen_aesni_face_r1_xor_stream_window_ok128:
 	movzbl	%al, %r9d
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_single128
+	jb	.Laesgen_aesni_face_r1_xor_stream_try4_128
 	cmpq	$248, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_single128
+	ja	.Laesgen_aesni_face_r1_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_128
 	leaq	384(%rdi,%r9,4), %r9
@@ -1036,6 +1036,288 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_try4_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_try2_128
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_128
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm4
+	vmovd	(%r9), %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovd	4(%r9), %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovd	8(%r9), %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovd	12(%r9), %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_fill4_128:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm4
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm5
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm5
+	vmovd	%xmm5, (%r9)
+	vpxor	%xmm4, %xmm1, %xmm5
+	vmovd	%xmm5, 4(%r9)
+	vpxor	%xmm4, %xmm2, %xmm5
+	vmovd	%xmm5, 8(%r9)
+	vpxor	%xmm4, %xmm3, %xmm5
+	vmovd	%xmm5, 12(%r9)
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_2
+	movq	$256, %r9
+.Laesgen_aesni_face_r1_xor_stream_fill_counted_2:
+	movq	%r9, 336(%rdi)
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_try2_128:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_single128
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_single128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_128
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm2
+	vmovd	(%r9), %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovd	4(%r9), %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_fill2_128:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm2
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm0, %xmm3
+	vmovd	%xmm3, (%r9)
+	vpxor	%xmm2, %xmm1, %xmm3
+	vmovd	%xmm3, 4(%r9)
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	movq	336(%rdi), %r9
+	addq	$2, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_3
+	movq	$256, %r9
+.Laesgen_aesni_face_r1_xor_stream_fill_counted_3:
+	movq	%r9, 336(%rdi)
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill128
@@ -1121,9 +1403,9 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_2
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_4
 	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_2:
+.Laesgen_aesni_face_r1_xor_stream_fill_counted_4:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_2
@@ -1206,9 +1488,9 @@ aesgen_aesni_face_r1_xor_stream:
 .Laesgen_aesni_face_r1_xor_stream_window_ok192:
 	movzbl	%al, %r9d
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_single192
+	jb	.Laesgen_aesni_face_r1_xor_stream_try4_192
 	cmpq	$248, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_single192
+	ja	.Laesgen_aesni_face_r1_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_192
 	leaq	384(%rdi,%r9,4), %r9
@@ -1500,9 +1782,9 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$8, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_3
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_5
 	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_3:
+.Laesgen_aesni_face_r1_xor_stream_fill_counted_5:
 	movq	%r9, 336(%rdi)
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -1525,6 +1807,320 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_try4_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_try2_192
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_192
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm4
+	vmovd	(%r9), %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovd	4(%r9), %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovd	8(%r9), %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovd	12(%r9), %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_fill4_192:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm4
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm5
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm5
+	vmovd	%xmm5, (%r9)
+	vpxor	%xmm4, %xmm1, %xmm5
+	vmovd	%xmm5, 4(%r9)
+	vpxor	%xmm4, %xmm2, %xmm5
+	vmovd	%xmm5, 8(%r9)
+	vpxor	%xmm4, %xmm3, %xmm5
+	vmovd	%xmm5, 12(%r9)
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_6
+	movq	$256, %r9
+.Laesgen_aesni_face_r1_xor_stream_fill_counted_6:
+	movq	%r9, 336(%rdi)
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_try2_192:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_single192
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_single192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_192
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm2
+	vmovd	(%r9), %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovd	4(%r9), %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_fill2_192:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm2
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm0, %xmm3
+	vmovd	%xmm3, (%r9)
+	vpxor	%xmm2, %xmm1, %xmm3
+	vmovd	%xmm3, 4(%r9)
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	movq	336(%rdi), %r9
+	addq	$2, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_7
+	movq	$256, %r9
+.Laesgen_aesni_face_r1_xor_stream_fill_counted_7:
+	movq	%r9, 336(%rdi)
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
@@ -1619,9 +2215,9 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_4
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_8
 	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_4:
+.Laesgen_aesni_face_r1_xor_stream_fill_counted_8:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_4
@@ -1704,9 +2300,9 @@ aesgen_aesni_face_r1_xor_stream:
 .Laesgen_aesni_face_r1_xor_stream_window_ok256:
 	movzbl	%al, %r9d
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_single256
+	jb	.Laesgen_aesni_face_r1_xor_stream_try4_256
 	cmpq	$248, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_single256
+	ja	.Laesgen_aesni_face_r1_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_256
 	leaq	384(%rdi,%r9,4), %r9
@@ -2034,9 +2630,9 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$8, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_5
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_9
 	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_5:
+.Laesgen_aesni_face_r1_xor_stream_fill_counted_9:
 	movq	%r9, 336(%rdi)
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -2059,6 +2655,352 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_try4_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_try2_256
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_256
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm4
+	vmovd	(%r9), %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovd	4(%r9), %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovd	8(%r9), %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovd	12(%r9), %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	208(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	224(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_fill4_256:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm4
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm5
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm5
+	vmovd	%xmm5, (%r9)
+	vpxor	%xmm4, %xmm1, %xmm5
+	vmovd	%xmm5, 4(%r9)
+	vpxor	%xmm4, %xmm2, %xmm5
+	vmovd	%xmm5, 8(%r9)
+	vpxor	%xmm4, %xmm3, %xmm5
+	vmovd	%xmm5, 12(%r9)
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	208(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	224(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_10
+	movq	$256, %r9
+.Laesgen_aesni_face_r1_xor_stream_fill_counted_10:
+	movq	%r9, 336(%rdi)
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_try2_256:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_single256
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_single256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_256
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm2
+	vmovd	(%r9), %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovd	4(%r9), %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	208(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	224(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_fill2_256:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa	352(%rdi), %xmm2
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm0, %xmm3
+	vmovd	%xmm3, (%r9)
+	vpxor	%xmm2, %xmm1, %xmm3
+	vmovd	%xmm3, 4(%r9)
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	208(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	224(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	movq	336(%rdi), %r9
+	addq	$2, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_11
+	movq	$256, %r9
+.Laesgen_aesni_face_r1_xor_stream_fill_counted_11:
+	movq	%r9, 336(%rdi)
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
@@ -2161,9 +3103,9 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_6
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_12
 	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_6:
+.Laesgen_aesni_face_r1_xor_stream_fill_counted_12:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_6

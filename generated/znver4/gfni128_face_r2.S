@@ -765,9 +765,9 @@ aesgen_gfni128_face_r2_xor_stream:
 .Laesgen_gfni128_face_r2_xor_stream_window_ok128:
 	movzbl	%al, %r9d
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni128_face_r2_xor_stream_single128
+	jb	.Laesgen_gfni128_face_r2_xor_stream_try4_128
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni128_face_r2_xor_stream_single128
+	ja	.Laesgen_gfni128_face_r2_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill8_128
 	shlq	$4, %r9
@@ -2072,6 +2072,1034 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+.Laesgen_gfni128_face_r2_xor_stream_try4_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_try2_128
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r2_xor_stream_fill4_128
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm19
+	vpxorq	(%r9), %xmm19, %xmm16
+	vpxorq	16(%r9), %xmm19, %xmm17
+	vpxorq	32(%r9), %xmm19, %xmm18
+	vpxorq	48(%r9), %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	vpxorq	32(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 32(%rsi)
+	vpxorq	48(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+.Laesgen_gfni128_face_r2_xor_stream_fill4_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm20
+	vmovq	%rax, %xmm19
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_bswap128(%rip), %xmm19, %xmm19
+	vmovdqa64	%xmm19, %xmm16
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm17
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm19, %xmm18
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm19, %xmm19
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm21
+	vpshufb	%xmm13, %xmm16, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm16
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm21
+	vpshufb	%xmm13, %xmm17, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm17
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm21
+	vpshufb	%xmm13, %xmm18, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm18
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm21, %xmm22, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm21
+	vpshufb	%xmm13, %xmm19, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm19
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm21, %xmm22, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm21
+	vpshufb	%xmm13, %xmm16, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm16
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm21
+	vpshufb	%xmm13, %xmm17, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm17
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm21
+	vpshufb	%xmm13, %xmm18, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm18
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm21, %xmm22, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm21
+	vpshufb	%xmm13, %xmm19, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm19
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm21, %xmm22, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vpxorq	%xmm20, %xmm16, %xmm21
+	vmovdqa64	%xmm21, (%r9)
+	vpxorq	%xmm20, %xmm17, %xmm21
+	vmovdqa64	%xmm21, 16(%r9)
+	vpxorq	%xmm20, %xmm18, %xmm21
+	vmovdqa64	%xmm21, 32(%r9)
+	vpxorq	%xmm20, %xmm19, %xmm21
+	vmovdqa64	%xmm21, 48(%r9)
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_2
+	movq	$256, %r9
+.Laesgen_gfni128_face_r2_xor_stream_fill_counted_2:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	vpxorq	32(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 32(%rsi)
+	vpxorq	48(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+.Laesgen_gfni128_face_r2_xor_stream_try2_128:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_single128
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_single128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r2_xor_stream_fill2_128
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm17
+	vpxorq	(%r9), %xmm17, %xmm16
+	vpxorq	16(%r9), %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
+.Laesgen_gfni128_face_r2_xor_stream_fill2_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm18
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vmovdqa64	%xmm17, %xmm16
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm19
+	vpshufb	%xmm13, %xmm16, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm15, %xmm19, %xmm16
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm19, %xmm20, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm19
+	vpshufb	%xmm13, %xmm17, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm15, %xmm19, %xmm17
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm19, %xmm20, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm19
+	vpshufb	%xmm13, %xmm16, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm15, %xmm19, %xmm16
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm19, %xmm20, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm19
+	vpshufb	%xmm13, %xmm17, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm15, %xmm19, %xmm17
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm19, %xmm20, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm16, %xmm19
+	vmovdqa64	%xmm19, (%r9)
+	vpxorq	%xmm18, %xmm17, %xmm19
+	vmovdqa64	%xmm19, 16(%r9)
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	movq	336(%rdi), %r9
+	addq	$2, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_3
+	movq	$256, %r9
+.Laesgen_gfni128_face_r2_xor_stream_fill_counted_3:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill128
@@ -2270,9 +3298,9 @@ aesgen_gfni128_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_2
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_4
 	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_2:
+.Laesgen_gfni128_face_r2_xor_stream_fill_counted_4:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_partial_2
@@ -2388,9 +3416,9 @@ aesgen_gfni128_face_r2_xor_stream:
 .Laesgen_gfni128_face_r2_xor_stream_window_ok192:
 	movzbl	%al, %r9d
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni128_face_r2_xor_stream_single192
+	jb	.Laesgen_gfni128_face_r2_xor_stream_try4_192
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni128_face_r2_xor_stream_single192
+	ja	.Laesgen_gfni128_face_r2_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill8_192
 	shlq	$4, %r9
@@ -3957,9 +4985,9 @@ aesgen_gfni128_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$8, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_3
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_5
 	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_3:
+.Laesgen_gfni128_face_r2_xor_stream_fill_counted_5:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
@@ -3982,6 +5010,1250 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+.Laesgen_gfni128_face_r2_xor_stream_try4_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_try2_192
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r2_xor_stream_fill4_192
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm21
+	vpxorq	(%r9), %xmm21, %xmm18
+	vpxorq	16(%r9), %xmm21, %xmm19
+	vpxorq	32(%r9), %xmm21, %xmm20
+	vpxorq	48(%r9), %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	vpxorq	32(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 32(%rsi)
+	vpxorq	48(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+.Laesgen_gfni128_face_r2_xor_stream_fill4_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm22
+	vmovq	%rax, %xmm21
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm21, %xmm21
+	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_bswap128(%rip), %xmm21, %xmm21
+	vmovdqa64	%xmm21, %xmm18
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm19
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm21, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm23
+	vpshufb	%xmm15, %xmm18, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm18
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm23
+	vpshufb	%xmm15, %xmm19, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm19
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm23
+	vpshufb	%xmm15, %xmm20, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm20
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm23, %xmm24, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm23
+	vpshufb	%xmm15, %xmm21, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm21
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm23, %xmm24, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm23
+	vpshufb	%xmm15, %xmm18, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm18
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm23
+	vpshufb	%xmm15, %xmm19, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm19
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm23
+	vpshufb	%xmm15, %xmm20, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm20
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm23, %xmm24, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm23
+	vpshufb	%xmm15, %xmm21, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm21
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm23, %xmm24, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vpxorq	%xmm22, %xmm18, %xmm23
+	vmovdqa64	%xmm23, (%r9)
+	vpxorq	%xmm22, %xmm19, %xmm23
+	vmovdqa64	%xmm23, 16(%r9)
+	vpxorq	%xmm22, %xmm20, %xmm23
+	vmovdqa64	%xmm23, 32(%r9)
+	vpxorq	%xmm22, %xmm21, %xmm23
+	vmovdqa64	%xmm23, 48(%r9)
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_6
+	movq	$256, %r9
+.Laesgen_gfni128_face_r2_xor_stream_fill_counted_6:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	vpxorq	32(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 32(%rsi)
+	vpxorq	48(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+.Laesgen_gfni128_face_r2_xor_stream_try2_192:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_single192
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_single192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r2_xor_stream_fill2_192
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm19
+	vpxorq	(%r9), %xmm19, %xmm18
+	vpxorq	16(%r9), %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
+.Laesgen_gfni128_face_r2_xor_stream_fill2_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm20
+	vmovq	%rax, %xmm19
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_bswap128(%rip), %xmm19, %xmm19
+	vmovdqa64	%xmm19, %xmm18
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm19
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm21
+	vpshufb	%xmm15, %xmm18, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm17, %xmm21, %xmm18
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm21, %xmm22, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm21
+	vpshufb	%xmm15, %xmm19, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm17, %xmm21, %xmm19
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm21, %xmm22, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm21
+	vpshufb	%xmm15, %xmm18, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm17, %xmm21, %xmm18
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm21, %xmm22, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm21
+	vpshufb	%xmm15, %xmm19, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm17, %xmm21, %xmm19
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm21, %xmm22, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vpxorq	%xmm20, %xmm18, %xmm21
+	vmovdqa64	%xmm21, (%r9)
+	vpxorq	%xmm20, %xmm19, %xmm21
+	vmovdqa64	%xmm21, 16(%r9)
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	movq	336(%rdi), %r9
+	addq	$2, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_7
+	movq	$256, %r9
+.Laesgen_gfni128_face_r2_xor_stream_fill_counted_7:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
@@ -4217,9 +6489,9 @@ aesgen_gfni128_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_4
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_8
 	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_4:
+.Laesgen_gfni128_face_r2_xor_stream_fill_counted_8:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_partial_4
@@ -4337,9 +6609,9 @@ aesgen_gfni128_face_r2_xor_stream:
 .Laesgen_gfni128_face_r2_xor_stream_window_ok256:
 	movzbl	%al, %r9d
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni128_face_r2_xor_stream_single256
+	jb	.Laesgen_gfni128_face_r2_xor_stream_try4_256
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni128_face_r2_xor_stream_single256
+	ja	.Laesgen_gfni128_face_r2_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill8_256
 	shlq	$4, %r9
@@ -6194,9 +8466,9 @@ aesgen_gfni128_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$8, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_5
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_9
 	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_5:
+.Laesgen_gfni128_face_r2_xor_stream_fill_counted_9:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
@@ -6219,6 +8491,1466 @@ aesgen_gfni128_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+.Laesgen_gfni128_face_r2_xor_stream_try4_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_try2_256
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r2_xor_stream_fill4_256
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm23
+	vpxorq	(%r9), %xmm23, %xmm20
+	vpxorq	16(%r9), %xmm23, %xmm21
+	vpxorq	32(%r9), %xmm23, %xmm22
+	vpxorq	48(%r9), %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm11, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm11, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm12, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm13, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm13, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vpxorq	%xmm14, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vpxorq	%xmm14, %xmm23, %xmm23
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	vpxorq	32(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 32(%rsi)
+	vpxorq	48(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+.Laesgen_gfni128_face_r2_xor_stream_fill4_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm24
+	vmovq	%rax, %xmm23
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm23, %xmm23
+	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_bswap128(%rip), %xmm23, %xmm23
+	vmovdqa64	%xmm23, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm23, %xmm21
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm23, %xmm22
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm23, %xmm23
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm25
+	vpshufb	%xmm17, %xmm20, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm20
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm25
+	vpshufb	%xmm17, %xmm21, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm21
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm25
+	vpshufb	%xmm17, %xmm22, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm22
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm25, %xmm26, %xmm22
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm25
+	vpshufb	%xmm17, %xmm23, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm23
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm25, %xmm26, %xmm23
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm25
+	vpshufb	%xmm17, %xmm20, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm20
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm25
+	vpshufb	%xmm17, %xmm21, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm21
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm25
+	vpshufb	%xmm17, %xmm22, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm22
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm25, %xmm26, %xmm22
+	vpxorq	%xmm2, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm25
+	vpshufb	%xmm17, %xmm23, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm23
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm25, %xmm26, %xmm23
+	vpxorq	%xmm2, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm20, %xmm25
+	vmovdqa64	%xmm25, (%r9)
+	vpxorq	%xmm24, %xmm21, %xmm25
+	vmovdqa64	%xmm25, 16(%r9)
+	vpxorq	%xmm24, %xmm22, %xmm25
+	vmovdqa64	%xmm25, 32(%r9)
+	vpxorq	%xmm24, %xmm23, %xmm25
+	vmovdqa64	%xmm25, 48(%r9)
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm11, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm11, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm12, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm13, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm13, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vpxorq	%xmm14, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vpxorq	%xmm14, %xmm23, %xmm23
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_10
+	movq	$256, %r9
+.Laesgen_gfni128_face_r2_xor_stream_fill_counted_10:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	vpxorq	32(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 32(%rsi)
+	vpxorq	48(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+.Laesgen_gfni128_face_r2_xor_stream_try2_256:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r2_xor_stream_single256
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni128_face_r2_xor_stream_single256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r2_xor_stream_fill2_256
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm21
+	vpxorq	(%r9), %xmm21, %xmm20
+	vpxorq	16(%r9), %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
+.Laesgen_gfni128_face_r2_xor_stream_fill2_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm22
+	vmovq	%rax, %xmm21
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm21, %xmm21
+	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_bswap128(%rip), %xmm21, %xmm21
+	vmovdqa64	%xmm21, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm23
+	vpshufb	%xmm17, %xmm20, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm19, %xmm23, %xmm20
+	vpshufb	%xmm18, %xmm23, %xmm23
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm23, %xmm24, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm23
+	vpshufb	%xmm17, %xmm21, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm19, %xmm23, %xmm21
+	vpshufb	%xmm18, %xmm23, %xmm23
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm23, %xmm24, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm23
+	vpshufb	%xmm17, %xmm20, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm19, %xmm23, %xmm20
+	vpshufb	%xmm18, %xmm23, %xmm23
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm23, %xmm24, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm23
+	vpshufb	%xmm17, %xmm21, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm19, %xmm23, %xmm21
+	vpshufb	%xmm18, %xmm23, %xmm23
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm23, %xmm24, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vpxorq	%xmm22, %xmm20, %xmm23
+	vmovdqa64	%xmm23, (%r9)
+	vpxorq	%xmm22, %xmm21, %xmm23
+	vmovdqa64	%xmm23, 16(%r9)
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	movq	336(%rdi), %r9
+	addq	$2, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_11
+	movq	$256, %r9
+.Laesgen_gfni128_face_r2_xor_stream_fill_counted_11:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
@@ -6490,9 +10222,9 @@ aesgen_gfni128_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_6
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_12
 	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_6:
+.Laesgen_gfni128_face_r2_xor_stream_fill_counted_12:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_partial_6

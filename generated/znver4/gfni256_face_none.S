@@ -758,9 +758,9 @@ aesgen_gfni256_face_none_xor_stream:
 .Laesgen_gfni256_face_none_xor_stream_window_ok128:
 	movzbl	%al, %r9d
 	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_none_xor_stream_try1_128
+	jb	.Laesgen_gfni256_face_none_xor_stream_try4_128
 	cmpq	$240, %r9
-	ja	.Laesgen_gfni256_face_none_xor_stream_try1_128
+	ja	.Laesgen_gfni256_face_none_xor_stream_try4_128
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -1476,6 +1476,566 @@ aesgen_gfni256_face_none_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
+.Laesgen_gfni256_face_none_xor_stream_try4_128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_none_xor_stream_try2_128
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_none_xor_stream_try2_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm19
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm16
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm17
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm19, %ymm18
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	vpxorq	64(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 64(%rsi)
+	vpxorq	96(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
+.Laesgen_gfni256_face_none_xor_stream_try2_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_none_xor_stream_try1_128
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_none_xor_stream_try1_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm17
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm17, %ymm16
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
 .Laesgen_gfni256_face_none_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_none_xor_stream_single128
@@ -1728,9 +2288,9 @@ aesgen_gfni256_face_none_xor_stream:
 .Laesgen_gfni256_face_none_xor_stream_window_ok192:
 	movzbl	%al, %r9d
 	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_none_xor_stream_try1_192
+	jb	.Laesgen_gfni256_face_none_xor_stream_try4_192
 	cmpq	$240, %r9
-	ja	.Laesgen_gfni256_face_none_xor_stream_try1_192
+	ja	.Laesgen_gfni256_face_none_xor_stream_try4_192
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -2590,6 +3150,674 @@ aesgen_gfni256_face_none_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
+.Laesgen_gfni256_face_none_xor_stream_try4_192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_none_xor_stream_try2_192
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_none_xor_stream_try2_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm21
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm18
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm19
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm21, %ymm20
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	vpxorq	64(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 64(%rsi)
+	vpxorq	96(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
+.Laesgen_gfni256_face_none_xor_stream_try2_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_none_xor_stream_try1_192
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_none_xor_stream_try1_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm19
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm18
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
 .Laesgen_gfni256_face_none_xor_stream_try1_192:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_none_xor_stream_single192
@@ -2880,9 +4108,9 @@ aesgen_gfni256_face_none_xor_stream:
 .Laesgen_gfni256_face_none_xor_stream_window_ok256:
 	movzbl	%al, %r9d
 	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_none_xor_stream_try1_256
+	jb	.Laesgen_gfni256_face_none_xor_stream_try4_256
 	cmpq	$240, %r9
-	ja	.Laesgen_gfni256_face_none_xor_stream_try1_256
+	ja	.Laesgen_gfni256_face_none_xor_stream_try4_256
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -3885,6 +5113,782 @@ aesgen_gfni256_face_none_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
+.Laesgen_gfni256_face_none_xor_stream_try4_256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_none_xor_stream_try2_256
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_none_xor_stream_try2_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm23
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm20
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm21
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm22
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm23
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm13, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vpxorq	%ymm14, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vpxorq	%ymm14, %ymm23, %ymm23
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	vpxorq	64(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 64(%rsi)
+	vpxorq	96(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
+.Laesgen_gfni256_face_none_xor_stream_try2_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_none_xor_stream_try1_256
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_none_xor_stream_try1_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm21
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm20
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
 .Laesgen_gfni256_face_none_xor_stream_try1_256:
 	cmpq	$32, %rcx

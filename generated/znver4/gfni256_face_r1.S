@@ -765,9 +765,9 @@ aesgen_gfni256_face_r1_xor_stream:
 .Laesgen_gfni256_face_r1_xor_stream_window_ok128:
 	movzbl	%al, %r9d
 	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_128
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try4_128
 	cmpq	$240, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_128
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r1_xor_stream_fill8_128
 	shlq	$4, %r9
@@ -2145,6 +2145,1090 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_try4_128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_128
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_128
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm19
+	vpxorq	(%r9), %ymm19, %ymm16
+	vpxorq	32(%r9), %ymm19, %ymm17
+	vpxorq	64(%r9), %ymm19, %ymm18
+	vpxorq	96(%r9), %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	vpxorq	64(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 64(%rsi)
+	vpxorq	96(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_fill4_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm20
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm19
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm16
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm17
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm19, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm21
+	vpshufb	%ymm13, %ymm16, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm15, %ymm21, %ymm16
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm21
+	vpshufb	%ymm13, %ymm17, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm15, %ymm21, %ymm17
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm21
+	vpshufb	%ymm13, %ymm18, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm15, %ymm21, %ymm18
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm21, %ymm22, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm21
+	vpshufb	%ymm13, %ymm19, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm15, %ymm21, %ymm19
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm21, %ymm22, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vpxorq	%ymm20, %ymm16, %ymm21
+	vmovdqu64	%ymm21, (%r9)
+	vpxorq	%ymm20, %ymm17, %ymm21
+	vmovdqu64	%ymm21, 32(%r9)
+	vpxorq	%ymm20, %ymm18, %ymm21
+	vmovdqu64	%ymm21, 64(%r9)
+	vpxorq	%ymm20, %ymm19, %ymm21
+	vmovdqu64	%ymm21, 96(%r9)
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_2
+	movq	$256, %r9
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_2:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	vpxorq	64(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 64(%rsi)
+	vpxorq	96(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_try2_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_128
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_128
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm17
+	vpxorq	(%r9), %ymm17, %ymm16
+	vpxorq	32(%r9), %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_fill2_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm18
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm17
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm17, %ymm16
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm19
+	vpshufb	%ymm13, %ymm16, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm15, %ymm19, %ymm16
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm19, %ymm20, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm19
+	vpshufb	%ymm13, %ymm17, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm15, %ymm19, %ymm17
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm19, %ymm20, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vpxorq	%ymm18, %ymm16, %ymm19
+	vmovdqu64	%ymm19, (%r9)
+	vpxorq	%ymm18, %ymm17, %ymm19
+	vmovdqu64	%ymm19, 32(%r9)
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_3
+	movq	$256, %r9
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_3:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
 .Laesgen_gfni256_face_r1_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_single128
@@ -2339,9 +3423,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$2, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_2
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_4
 	movq	$256, %r9
-.Laesgen_gfni256_face_r1_xor_stream_fill_counted_2:
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_4:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %ymm16, %ymm16
 	vmovdqu64	%ymm16, (%rsi)
@@ -2558,9 +3642,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_3
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_5
 	movq	$256, %r9
-.Laesgen_gfni256_face_r1_xor_stream_fill_counted_3:
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_5:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_2
@@ -2667,9 +3751,9 @@ aesgen_gfni256_face_r1_xor_stream:
 .Laesgen_gfni256_face_r1_xor_stream_window_ok192:
 	movzbl	%al, %r9d
 	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_192
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try4_192
 	cmpq	$240, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_192
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r1_xor_stream_fill8_192
 	shlq	$4, %r9
@@ -4309,9 +5393,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$16, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_4
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_6
 	movq	$256, %r9
-.Laesgen_gfni256_face_r1_xor_stream_fill_counted_4:
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_6:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %ymm18, %ymm18
 	vmovdqu64	%ymm18, (%rsi)
@@ -4334,6 +5418,1306 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_try4_192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_192
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_192
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm21
+	vpxorq	(%r9), %ymm21, %ymm18
+	vpxorq	32(%r9), %ymm21, %ymm19
+	vpxorq	64(%r9), %ymm21, %ymm20
+	vpxorq	96(%r9), %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	vpxorq	64(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 64(%rsi)
+	vpxorq	96(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_fill4_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm22
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm19
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm21, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm23
+	vpshufb	%ymm15, %ymm18, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm17, %ymm23, %ymm18
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm23
+	vpshufb	%ymm15, %ymm19, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm17, %ymm23, %ymm19
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm23
+	vpshufb	%ymm15, %ymm20, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm17, %ymm23, %ymm20
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm23, %ymm24, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm23
+	vpshufb	%ymm15, %ymm21, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm17, %ymm23, %ymm21
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm23, %ymm24, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vpxorq	%ymm22, %ymm18, %ymm23
+	vmovdqu64	%ymm23, (%r9)
+	vpxorq	%ymm22, %ymm19, %ymm23
+	vmovdqu64	%ymm23, 32(%r9)
+	vpxorq	%ymm22, %ymm20, %ymm23
+	vmovdqu64	%ymm23, 64(%r9)
+	vpxorq	%ymm22, %ymm21, %ymm23
+	vmovdqu64	%ymm23, 96(%r9)
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_7
+	movq	$256, %r9
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_7:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	vpxorq	64(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 64(%rsi)
+	vpxorq	96(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_try2_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_192
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_192
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm19
+	vpxorq	(%r9), %ymm19, %ymm18
+	vpxorq	32(%r9), %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_fill2_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm20
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm19
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm21
+	vpshufb	%ymm15, %ymm18, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm17, %ymm21, %ymm18
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm21, %ymm22, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm21
+	vpshufb	%ymm15, %ymm19, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm17, %ymm21, %ymm19
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm21, %ymm22, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vpxorq	%ymm20, %ymm18, %ymm21
+	vmovdqu64	%ymm21, (%r9)
+	vpxorq	%ymm20, %ymm19, %ymm21
+	vmovdqu64	%ymm21, 32(%r9)
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_8
+	movq	$256, %r9
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_8:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
 .Laesgen_gfni256_face_r1_xor_stream_try1_192:
 	cmpq	$32, %rcx
@@ -4565,9 +6949,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$2, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_5
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_9
 	movq	$256, %r9
-.Laesgen_gfni256_face_r1_xor_stream_fill_counted_5:
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_9:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %ymm18, %ymm18
 	vmovdqu64	%ymm18, (%rsi)
@@ -4820,9 +7204,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_6
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_10
 	movq	$256, %r9
-.Laesgen_gfni256_face_r1_xor_stream_fill_counted_6:
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_10:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_4
@@ -4931,9 +7315,9 @@ aesgen_gfni256_face_r1_xor_stream:
 .Laesgen_gfni256_face_r1_xor_stream_window_ok256:
 	movzbl	%al, %r9d
 	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_256
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try4_256
 	cmpq	$240, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_256
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r1_xor_stream_fill8_256
 	shlq	$4, %r9
@@ -6861,9 +9245,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$16, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_7
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_11
 	movq	$256, %r9
-.Laesgen_gfni256_face_r1_xor_stream_fill_counted_7:
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_11:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %ymm20, %ymm20
 	vmovdqu64	%ymm20, (%rsi)
@@ -6886,6 +9270,1522 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_try4_256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_256
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_256
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm23
+	vpxorq	(%r9), %ymm23, %ymm20
+	vpxorq	32(%r9), %ymm23, %ymm21
+	vpxorq	64(%r9), %ymm23, %ymm22
+	vpxorq	96(%r9), %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm13, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vpxorq	%ymm14, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vpxorq	%ymm14, %ymm23, %ymm23
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	vpxorq	64(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 64(%rsi)
+	vpxorq	96(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_fill4_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm24
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm23
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm22
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm23
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm25
+	vpshufb	%ymm17, %ymm20, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm19, %ymm25, %ymm20
+	vpshufb	%ymm18, %ymm25, %ymm25
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm25
+	vpshufb	%ymm17, %ymm21, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm19, %ymm25, %ymm21
+	vpshufb	%ymm18, %ymm25, %ymm25
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm25
+	vpshufb	%ymm17, %ymm22, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm19, %ymm25, %ymm22
+	vpshufb	%ymm18, %ymm25, %ymm25
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm25, %ymm26, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm25
+	vpshufb	%ymm17, %ymm23, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm19, %ymm25, %ymm23
+	vpshufb	%ymm18, %ymm25, %ymm25
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm25, %ymm26, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vpxorq	%ymm24, %ymm20, %ymm25
+	vmovdqu64	%ymm25, (%r9)
+	vpxorq	%ymm24, %ymm21, %ymm25
+	vmovdqu64	%ymm25, 32(%r9)
+	vpxorq	%ymm24, %ymm22, %ymm25
+	vmovdqu64	%ymm25, 64(%r9)
+	vpxorq	%ymm24, %ymm23, %ymm25
+	vmovdqu64	%ymm25, 96(%r9)
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm13, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vpxorq	%ymm14, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vpxorq	%ymm14, %ymm23, %ymm23
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_12
+	movq	$256, %r9
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_12:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	vpxorq	64(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 64(%rsi)
+	vpxorq	96(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_try2_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_256
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_256
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm21
+	vpxorq	(%r9), %ymm21, %ymm20
+	vpxorq	32(%r9), %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_fill2_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm22
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm23
+	vpshufb	%ymm17, %ymm20, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm19, %ymm23, %ymm20
+	vpshufb	%ymm18, %ymm23, %ymm23
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm23, %ymm24, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm23
+	vpshufb	%ymm17, %ymm21, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm19, %ymm23, %ymm21
+	vpshufb	%ymm18, %ymm23, %ymm23
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm23, %ymm24, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vpxorq	%ymm22, %ymm20, %ymm23
+	vmovdqu64	%ymm23, (%r9)
+	vpxorq	%ymm22, %ymm21, %ymm23
+	vmovdqu64	%ymm23, 32(%r9)
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_13
+	movq	$256, %r9
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_13:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
 .Laesgen_gfni256_face_r1_xor_stream_try1_256:
 	cmpq	$32, %rcx
@@ -7153,9 +11053,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$2, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_8
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_14
 	movq	$256, %r9
-.Laesgen_gfni256_face_r1_xor_stream_fill_counted_8:
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_14:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %ymm20, %ymm20
 	vmovdqu64	%ymm20, (%rsi)
@@ -7444,9 +11344,9 @@ aesgen_gfni256_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_9
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fill_counted_15
 	movq	$256, %r9
-.Laesgen_gfni256_face_r1_xor_stream_fill_counted_9:
+.Laesgen_gfni256_face_r1_xor_stream_fill_counted_15:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_6

@@ -765,9 +765,9 @@ aesgen_gfni512_face_r2_xor_stream:
 .Laesgen_gfni512_face_r2_xor_stream_window_ok128:
 	movzbl	%al, %r9d
 	cmpq	$512, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_128
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try4_128
 	cmpq	$224, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_128
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r2_xor_stream_fill8_128
 	shlq	$4, %r9
@@ -2073,6 +2073,1036 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_try4_128:
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_128
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill4_128
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm19
+	vpxorq	(%r9), %zmm19, %zmm16
+	vpxorq	64(%r9), %zmm19, %zmm17
+	vpxorq	128(%r9), %zmm19, %zmm18
+	vpxorq	192(%r9), %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	vpxorq	128(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 128(%rsi)
+	vpxorq	192(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_fill4_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm20
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm19
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm16
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm17
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm19, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm21
+	vpshufb	%zmm13, %zmm16, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm16
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm21
+	vpshufb	%zmm13, %zmm17, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm17
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm21
+	vpshufb	%zmm13, %zmm18, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm18
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm22, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm21
+	vpshufb	%zmm13, %zmm19, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm19
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm22, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm21
+	vpshufb	%zmm13, %zmm16, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm16
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm21
+	vpshufb	%zmm13, %zmm17, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm17
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm21
+	vpshufb	%zmm13, %zmm18, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm18
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm22, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm21
+	vpshufb	%zmm13, %zmm19, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm19
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm22, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpxorq	%zmm20, %zmm16, %zmm21
+	vmovdqu64	%zmm21, (%r9)
+	vpxorq	%zmm20, %zmm17, %zmm21
+	vmovdqu64	%zmm21, 64(%r9)
+	vpxorq	%zmm20, %zmm18, %zmm21
+	vmovdqu64	%zmm21, 128(%r9)
+	vpxorq	%zmm20, %zmm19, %zmm21
+	vmovdqu64	%zmm21, 192(%r9)
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	movq	336(%rdi), %r9
+	addq	$16, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_2
+	movq	$256, %r9
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_2:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	vpxorq	128(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 128(%rsi)
+	vpxorq	192(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_try2_128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_128
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill2_128
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm17
+	vpxorq	(%r9), %zmm17, %zmm16
+	vpxorq	64(%r9), %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_fill2_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm18
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm17
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm17, %zmm16
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm19
+	vpshufb	%zmm13, %zmm16, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm15, %zmm19, %zmm16
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm19, %zmm20, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm19
+	vpshufb	%zmm13, %zmm17, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm15, %zmm19, %zmm17
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm20, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm19
+	vpshufb	%zmm13, %zmm16, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm15, %zmm19, %zmm16
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm19, %zmm20, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm19
+	vpshufb	%zmm13, %zmm17, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm15, %zmm19, %zmm17
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm20, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm18, %zmm16, %zmm19
+	vmovdqu64	%zmm19, (%r9)
+	vpxorq	%zmm18, %zmm17, %zmm19
+	vmovdqu64	%zmm19, 64(%r9)
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_3
+	movq	$256, %r9
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_3:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
 .Laesgen_gfni512_face_r2_xor_stream_try1_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_single128
@@ -2258,9 +3288,9 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$4, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_2
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_4
 	movq	$256, %r9
-.Laesgen_gfni512_face_r2_xor_stream_fill_counted_2:
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_4:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %zmm16, %zmm16
 	vmovdqu64	%zmm16, (%rsi)
@@ -2468,9 +3498,9 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_3
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_5
 	movq	$256, %r9
-.Laesgen_gfni512_face_r2_xor_stream_fill_counted_3:
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_5:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_2
@@ -2586,9 +3616,9 @@ aesgen_gfni512_face_r2_xor_stream:
 .Laesgen_gfni512_face_r2_xor_stream_window_ok192:
 	movzbl	%al, %r9d
 	cmpq	$512, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_192
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try4_192
 	cmpq	$224, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_192
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r2_xor_stream_fill8_192
 	shlq	$4, %r9
@@ -4156,9 +5186,9 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$32, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_4
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_6
 	movq	$256, %r9
-.Laesgen_gfni512_face_r2_xor_stream_fill_counted_4:
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_6:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %zmm18, %zmm18
 	vmovdqu64	%zmm18, (%rsi)
@@ -4181,6 +5211,1252 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_try4_192:
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_192
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill4_192
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm21
+	vpxorq	(%r9), %zmm21, %zmm18
+	vpxorq	64(%r9), %zmm21, %zmm19
+	vpxorq	128(%r9), %zmm21, %zmm20
+	vpxorq	192(%r9), %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	vpxorq	128(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 128(%rsi)
+	vpxorq	192(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_fill4_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm22
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm19
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm21, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm23
+	vpshufb	%zmm15, %zmm18, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm18
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm23
+	vpshufb	%zmm15, %zmm19, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm19
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm23
+	vpshufb	%zmm15, %zmm20, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm20
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm24, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm23
+	vpshufb	%zmm15, %zmm21, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm21
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm23, %zmm24, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm23
+	vpshufb	%zmm15, %zmm18, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm18
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm23
+	vpshufb	%zmm15, %zmm19, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm19
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm23
+	vpshufb	%zmm15, %zmm20, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm20
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm24, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm23
+	vpshufb	%zmm15, %zmm21, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm21
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm23, %zmm24, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm22, %zmm18, %zmm23
+	vmovdqu64	%zmm23, (%r9)
+	vpxorq	%zmm22, %zmm19, %zmm23
+	vmovdqu64	%zmm23, 64(%r9)
+	vpxorq	%zmm22, %zmm20, %zmm23
+	vmovdqu64	%zmm23, 128(%r9)
+	vpxorq	%zmm22, %zmm21, %zmm23
+	vmovdqu64	%zmm23, 192(%r9)
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	movq	336(%rdi), %r9
+	addq	$16, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_7
+	movq	$256, %r9
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_7:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	vpxorq	128(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 128(%rsi)
+	vpxorq	192(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_try2_192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_192
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill2_192
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm19
+	vpxorq	(%r9), %zmm19, %zmm18
+	vpxorq	64(%r9), %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_fill2_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm20
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm19
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm21
+	vpshufb	%zmm15, %zmm18, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm17, %zmm21, %zmm18
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm22, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm21
+	vpshufb	%zmm15, %zmm19, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm17, %zmm21, %zmm19
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm22, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm21
+	vpshufb	%zmm15, %zmm18, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm17, %zmm21, %zmm18
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm22, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm21
+	vpshufb	%zmm15, %zmm19, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm17, %zmm21, %zmm19
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm22, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpxorq	%zmm20, %zmm18, %zmm21
+	vmovdqu64	%zmm21, (%r9)
+	vpxorq	%zmm20, %zmm19, %zmm21
+	vmovdqu64	%zmm21, 64(%r9)
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_8
+	movq	$256, %r9
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_8:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
 .Laesgen_gfni512_face_r2_xor_stream_try1_192:
 	cmpq	$64, %rcx
@@ -4403,9 +6679,9 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$4, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_5
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_9
 	movq	$256, %r9
-.Laesgen_gfni512_face_r2_xor_stream_fill_counted_5:
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_9:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %zmm18, %zmm18
 	vmovdqu64	%zmm18, (%rsi)
@@ -4649,9 +6925,9 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_6
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_10
 	movq	$256, %r9
-.Laesgen_gfni512_face_r2_xor_stream_fill_counted_6:
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_10:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_4
@@ -4769,9 +7045,9 @@ aesgen_gfni512_face_r2_xor_stream:
 .Laesgen_gfni512_face_r2_xor_stream_window_ok256:
 	movzbl	%al, %r9d
 	cmpq	$512, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_256
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try4_256
 	cmpq	$224, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_256
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r2_xor_stream_fill8_256
 	shlq	$4, %r9
@@ -6627,9 +8903,9 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$32, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_7
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_11
 	movq	$256, %r9
-.Laesgen_gfni512_face_r2_xor_stream_fill_counted_7:
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_11:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %zmm20, %zmm20
 	vmovdqu64	%zmm20, (%rsi)
@@ -6652,6 +8928,1468 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_try4_256:
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_256
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill4_256
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm23
+	vpxorq	(%r9), %zmm23, %zmm20
+	vpxorq	64(%r9), %zmm23, %zmm21
+	vpxorq	128(%r9), %zmm23, %zmm22
+	vpxorq	192(%r9), %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm13, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vpxorq	%zmm14, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vpxorq	%zmm14, %zmm23, %zmm23
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	vpxorq	128(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 128(%rsi)
+	vpxorq	192(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_fill4_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm24
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm23
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm22
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm23
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm25
+	vpshufb	%zmm17, %zmm20, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm20
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm25
+	vpshufb	%zmm17, %zmm21, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm21
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm25
+	vpshufb	%zmm17, %zmm22, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm22
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm25, %zmm26, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm25
+	vpshufb	%zmm17, %zmm23, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm23
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm25, %zmm26, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm25
+	vpshufb	%zmm17, %zmm20, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm20
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm25
+	vpshufb	%zmm17, %zmm21, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm21
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm25
+	vpshufb	%zmm17, %zmm22, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm22
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm25, %zmm26, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm25
+	vpshufb	%zmm17, %zmm23, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm23
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm25, %zmm26, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vpxorq	%zmm24, %zmm20, %zmm25
+	vmovdqu64	%zmm25, (%r9)
+	vpxorq	%zmm24, %zmm21, %zmm25
+	vmovdqu64	%zmm25, 64(%r9)
+	vpxorq	%zmm24, %zmm22, %zmm25
+	vmovdqu64	%zmm25, 128(%r9)
+	vpxorq	%zmm24, %zmm23, %zmm25
+	vmovdqu64	%zmm25, 192(%r9)
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm13, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vpxorq	%zmm14, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vpxorq	%zmm14, %zmm23, %zmm23
+	movq	336(%rdi), %r9
+	addq	$16, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_12
+	movq	$256, %r9
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_12:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	vpxorq	128(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 128(%rsi)
+	vpxorq	192(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_try2_256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_256
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill2_256
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm21
+	vpxorq	(%r9), %zmm21, %zmm20
+	vpxorq	64(%r9), %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_fill2_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm22
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm23
+	vpshufb	%zmm17, %zmm20, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm19, %zmm23, %zmm20
+	vpshufb	%zmm18, %zmm23, %zmm23
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm24, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm23
+	vpshufb	%zmm17, %zmm21, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm19, %zmm23, %zmm21
+	vpshufb	%zmm18, %zmm23, %zmm23
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm23, %zmm24, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm23
+	vpshufb	%zmm17, %zmm20, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm19, %zmm23, %zmm20
+	vpshufb	%zmm18, %zmm23, %zmm23
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm24, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm23
+	vpshufb	%zmm17, %zmm21, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm19, %zmm23, %zmm21
+	vpshufb	%zmm18, %zmm23, %zmm23
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm23, %zmm24, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm22, %zmm20, %zmm23
+	vmovdqu64	%zmm23, (%r9)
+	vpxorq	%zmm22, %zmm21, %zmm23
+	vmovdqu64	%zmm23, 64(%r9)
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_13
+	movq	$256, %r9
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_13:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
 .Laesgen_gfni512_face_r2_xor_stream_try1_256:
 	cmpq	$64, %rcx
@@ -6910,9 +10648,9 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$4, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_8
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_14
 	movq	$256, %r9
-.Laesgen_gfni512_face_r2_xor_stream_fill_counted_8:
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_14:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %zmm20, %zmm20
 	vmovdqu64	%zmm20, (%rsi)
@@ -7192,9 +10930,9 @@ aesgen_gfni512_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_9
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fill_counted_15
 	movq	$256, %r9
-.Laesgen_gfni512_face_r2_xor_stream_fill_counted_9:
+.Laesgen_gfni512_face_r2_xor_stream_fill_counted_15:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_6

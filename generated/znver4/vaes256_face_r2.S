@@ -762,9 +762,9 @@ aesgen_vaes256_face_r2_xor_stream:
 .Laesgen_vaes256_face_r2_xor_stream_window_ok128:
 	movzbl	%al, %r9d
 	cmpq	$256, %rcx
-	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_128
+	jb	.Laesgen_vaes256_face_r2_xor_stream_try4_128
 	cmpq	$240, %r9
-	ja	.Laesgen_vaes256_face_r2_xor_stream_try1_128
+	ja	.Laesgen_vaes256_face_r2_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_fill8_128
 	shlq	$4, %r9
@@ -1014,6 +1014,244 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_try4_128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_128
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes256_face_r2_xor_stream_fill4_128
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm14
+	vpxorq	(%r9), %ymm14, %ymm11
+	vpxorq	32(%r9), %ymm14, %ymm12
+	vpxorq	64(%r9), %ymm14, %ymm13
+	vpxorq	96(%r9), %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm13, %ymm13
+	vaesenclast	%ymm10, %ymm14, %ymm14
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	vpxorq	64(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, 64(%rsi)
+	vpxorq	96(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_fill4_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm15
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm14
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm14, %ymm11
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm14, %ymm12
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm14, %ymm13
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm14, %ymm14
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vpxorq	%ymm15, %ymm11, %ymm16
+	vmovdqu64	%ymm16, (%r9)
+	vpxorq	%ymm15, %ymm12, %ymm16
+	vmovdqu64	%ymm16, 32(%r9)
+	vpxorq	%ymm15, %ymm13, %ymm16
+	vmovdqu64	%ymm16, 64(%r9)
+	vpxorq	%ymm15, %ymm14, %ymm16
+	vmovdqu64	%ymm16, 96(%r9)
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm13, %ymm13
+	vaesenclast	%ymm10, %ymm14, %ymm14
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_2
+	movq	$256, %r9
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_2:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	vpxorq	64(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, 64(%rsi)
+	vpxorq	96(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_try2_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_128
+	cmpq	$252, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_try1_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes256_face_r2_xor_stream_fill2_128
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm12
+	vpxorq	(%r9), %ymm12, %ymm11
+	vpxorq	32(%r9), %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
+.Laesgen_vaes256_face_r2_xor_stream_fill2_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm13
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm12
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm12, %ymm11
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm12, %ymm12
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vpxorq	%ymm13, %ymm11, %ymm14
+	vmovdqu64	%ymm14, (%r9)
+	vpxorq	%ymm13, %ymm12, %ymm14
+	vmovdqu64	%ymm14, 32(%r9)
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_3
+	movq	$256, %r9
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_3:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top128
 .Laesgen_vaes256_face_r2_xor_stream_try1_128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_single128
@@ -1067,9 +1305,9 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$2, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_2
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_4
 	movq	$256, %r9
-.Laesgen_vaes256_face_r2_xor_stream_fill_counted_2:
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_4:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %ymm11, %ymm11
 	vmovdqu64	%ymm11, (%rsi)
@@ -1145,9 +1383,9 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_3
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_5
 	movq	$256, %r9
-.Laesgen_vaes256_face_r2_xor_stream_fill_counted_3:
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_5:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_2
@@ -1242,9 +1480,9 @@ aesgen_vaes256_face_r2_xor_stream:
 .Laesgen_vaes256_face_r2_xor_stream_window_ok192:
 	movzbl	%al, %r9d
 	cmpq	$256, %rcx
-	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_192
+	jb	.Laesgen_vaes256_face_r2_xor_stream_try4_192
 	cmpq	$240, %r9
-	ja	.Laesgen_vaes256_face_r2_xor_stream_try1_192
+	ja	.Laesgen_vaes256_face_r2_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_fill8_192
 	shlq	$4, %r9
@@ -1500,9 +1738,9 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$16, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_4
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_6
 	movq	$256, %r9
-.Laesgen_vaes256_face_r2_xor_stream_fill_counted_4:
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_6:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %ymm13, %ymm13
 	vmovdqu64	%ymm13, (%rsi)
@@ -1525,6 +1763,268 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_try4_192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_192
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes256_face_r2_xor_stream_fill4_192
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm16
+	vpxorq	(%r9), %ymm16, %ymm13
+	vpxorq	32(%r9), %ymm16, %ymm14
+	vpxorq	64(%r9), %ymm16, %ymm15
+	vpxorq	96(%r9), %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm15, %ymm15
+	vaesenclast	%ymm12, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_fill4_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm17
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm16
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm13
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm14
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm16, %ymm15
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vpxorq	%ymm17, %ymm13, %ymm18
+	vmovdqu64	%ymm18, (%r9)
+	vpxorq	%ymm17, %ymm14, %ymm18
+	vmovdqu64	%ymm18, 32(%r9)
+	vpxorq	%ymm17, %ymm15, %ymm18
+	vmovdqu64	%ymm18, 64(%r9)
+	vpxorq	%ymm17, %ymm16, %ymm18
+	vmovdqu64	%ymm18, 96(%r9)
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm15, %ymm15
+	vaesenclast	%ymm12, %ymm16, %ymm16
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_7
+	movq	$256, %r9
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_7:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_try2_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_192
+	cmpq	$252, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_try1_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes256_face_r2_xor_stream_fill2_192
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm14
+	vpxorq	(%r9), %ymm14, %ymm13
+	vpxorq	32(%r9), %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
+.Laesgen_vaes256_face_r2_xor_stream_fill2_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm15
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm14
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm14, %ymm13
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm14, %ymm14
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vpxorq	%ymm15, %ymm13, %ymm16
+	vmovdqu64	%ymm16, (%r9)
+	vpxorq	%ymm15, %ymm14, %ymm16
+	vmovdqu64	%ymm16, 32(%r9)
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_8
+	movq	$256, %r9
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_8:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top192
 .Laesgen_vaes256_face_r2_xor_stream_try1_192:
 	cmpq	$32, %rcx
@@ -1583,9 +2083,9 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$2, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_5
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_9
 	movq	$256, %r9
-.Laesgen_vaes256_face_r2_xor_stream_fill_counted_5:
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_9:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %ymm13, %ymm13
 	vmovdqu64	%ymm13, (%rsi)
@@ -1665,9 +2165,9 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_6
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_10
 	movq	$256, %r9
-.Laesgen_vaes256_face_r2_xor_stream_fill_counted_6:
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_10:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_4
@@ -1764,9 +2264,9 @@ aesgen_vaes256_face_r2_xor_stream:
 .Laesgen_vaes256_face_r2_xor_stream_window_ok256:
 	movzbl	%al, %r9d
 	cmpq	$256, %rcx
-	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_256
+	jb	.Laesgen_vaes256_face_r2_xor_stream_try4_256
 	cmpq	$240, %r9
-	ja	.Laesgen_vaes256_face_r2_xor_stream_try1_256
+	ja	.Laesgen_vaes256_face_r2_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r2_xor_stream_fill8_256
 	shlq	$4, %r9
@@ -2054,9 +2554,9 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$16, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_7
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_11
 	movq	$256, %r9
-.Laesgen_vaes256_face_r2_xor_stream_fill_counted_7:
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_11:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %ymm15, %ymm15
 	vmovdqu64	%ymm15, (%rsi)
@@ -2079,6 +2579,292 @@ aesgen_vaes256_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_try4_256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_try2_256
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes256_face_r2_xor_stream_fill4_256
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm18
+	vpxorq	(%r9), %ymm18, %ymm15
+	vpxorq	32(%r9), %ymm18, %ymm16
+	vpxorq	64(%r9), %ymm18, %ymm17
+	vpxorq	96(%r9), %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm17, %ymm17
+	vaesenc	%ymm10, %ymm18, %ymm18
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm17, %ymm17
+	vaesenc	%ymm11, %ymm18, %ymm18
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm17, %ymm17
+	vaesenc	%ymm12, %ymm18, %ymm18
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm17, %ymm17
+	vaesenc	%ymm13, %ymm18, %ymm18
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm17, %ymm17
+	vaesenclast	%ymm14, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_fill4_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm19
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm18
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm15
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm18, %ymm16
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm18, %ymm17
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vpxorq	%ymm19, %ymm15, %ymm20
+	vmovdqu64	%ymm20, (%r9)
+	vpxorq	%ymm19, %ymm16, %ymm20
+	vmovdqu64	%ymm20, 32(%r9)
+	vpxorq	%ymm19, %ymm17, %ymm20
+	vmovdqu64	%ymm20, 64(%r9)
+	vpxorq	%ymm19, %ymm18, %ymm20
+	vmovdqu64	%ymm20, 96(%r9)
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm17, %ymm17
+	vaesenc	%ymm10, %ymm18, %ymm18
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm17, %ymm17
+	vaesenc	%ymm11, %ymm18, %ymm18
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm17, %ymm17
+	vaesenc	%ymm12, %ymm18, %ymm18
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm17, %ymm17
+	vaesenc	%ymm13, %ymm18, %ymm18
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm17, %ymm17
+	vaesenclast	%ymm14, %ymm18, %ymm18
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_12
+	movq	$256, %r9
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_12:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_try2_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes256_face_r2_xor_stream_try1_256
+	cmpq	$252, %r9
+	ja	.Laesgen_vaes256_face_r2_xor_stream_try1_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes256_face_r2_xor_stream_fill2_256
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm16
+	vpxorq	(%r9), %ymm16, %ymm15
+	vpxorq	32(%r9), %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
+.Laesgen_vaes256_face_r2_xor_stream_fill2_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %ymm17
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_r2_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm16
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm15
+	vpaddb	.Laesgen_vaes256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vpxorq	%ymm17, %ymm15, %ymm18
+	vmovdqu64	%ymm18, (%r9)
+	vpxorq	%ymm17, %ymm16, %ymm18
+	vmovdqu64	%ymm18, 32(%r9)
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	movq	336(%rdi), %r9
+	addq	$4, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_13
+	movq	$256, %r9
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_13:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r2_xor_stream_top256
 .Laesgen_vaes256_face_r2_xor_stream_try1_256:
 	cmpq	$32, %rcx
@@ -2141,9 +2927,9 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$2, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_8
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_14
 	movq	$256, %r9
-.Laesgen_vaes256_face_r2_xor_stream_fill_counted_8:
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_14:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %ymm15, %ymm15
 	vmovdqu64	%ymm15, (%rsi)
@@ -2227,9 +3013,9 @@ aesgen_vaes256_face_r2_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_9
+	jbe	.Laesgen_vaes256_face_r2_xor_stream_fill_counted_15
 	movq	$256, %r9
-.Laesgen_vaes256_face_r2_xor_stream_fill_counted_9:
+.Laesgen_vaes256_face_r2_xor_stream_fill_counted_15:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_face_r2_xor_stream_partial_6

@@ -755,9 +755,9 @@ aesgen_vaes512_face_none_xor_stream:
 .Laesgen_vaes512_face_none_xor_stream_window_ok128:
 	movzbl	%al, %r9d
 	cmpq	$512, %rcx
-	jb	.Laesgen_vaes512_face_none_xor_stream_try1_128
+	jb	.Laesgen_vaes512_face_none_xor_stream_try4_128
 	cmpq	$224, %r9
-	ja	.Laesgen_vaes512_face_none_xor_stream_try1_128
+	ja	.Laesgen_vaes512_face_none_xor_stream_try4_128
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -881,6 +881,122 @@ aesgen_vaes512_face_none_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_none_xor_stream_top128
+.Laesgen_vaes512_face_none_xor_stream_try4_128:
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes512_face_none_xor_stream_try2_128
+	cmpq	$240, %r9
+	ja	.Laesgen_vaes512_face_none_xor_stream_try2_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm14
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm11
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm12
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus8(%rip), %zmm14, %zmm13
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus12(%rip), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	vpxorq	128(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rsi)
+	vpxorq	192(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top128
+.Laesgen_vaes512_face_none_xor_stream_try2_128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes512_face_none_xor_stream_try1_128
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes512_face_none_xor_stream_try1_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm12
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm12, %zmm11
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top128
 .Laesgen_vaes512_face_none_xor_stream_try1_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes512_face_none_xor_stream_single128
@@ -980,9 +1096,9 @@ aesgen_vaes512_face_none_xor_stream:
 .Laesgen_vaes512_face_none_xor_stream_window_ok192:
 	movzbl	%al, %r9d
 	cmpq	$512, %rcx
-	jb	.Laesgen_vaes512_face_none_xor_stream_try1_192
+	jb	.Laesgen_vaes512_face_none_xor_stream_try4_192
 	cmpq	$224, %r9
-	ja	.Laesgen_vaes512_face_none_xor_stream_try1_192
+	ja	.Laesgen_vaes512_face_none_xor_stream_try4_192
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1122,6 +1238,134 @@ aesgen_vaes512_face_none_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_none_xor_stream_top192
+.Laesgen_vaes512_face_none_xor_stream_try4_192:
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes512_face_none_xor_stream_try2_192
+	cmpq	$240, %r9
+	ja	.Laesgen_vaes512_face_none_xor_stream_try2_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm16
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm13
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm14
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus8(%rip), %zmm16, %zmm15
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus12(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top192
+.Laesgen_vaes512_face_none_xor_stream_try2_192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes512_face_none_xor_stream_try1_192
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes512_face_none_xor_stream_try1_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm14
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm13
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top192
 .Laesgen_vaes512_face_none_xor_stream_try1_192:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes512_face_none_xor_stream_single192
@@ -1227,9 +1471,9 @@ aesgen_vaes512_face_none_xor_stream:
 .Laesgen_vaes512_face_none_xor_stream_window_ok256:
 	movzbl	%al, %r9d
 	cmpq	$512, %rcx
-	jb	.Laesgen_vaes512_face_none_xor_stream_try1_256
+	jb	.Laesgen_vaes512_face_none_xor_stream_try4_256
 	cmpq	$224, %r9
-	ja	.Laesgen_vaes512_face_none_xor_stream_try1_256
+	ja	.Laesgen_vaes512_face_none_xor_stream_try4_256
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -1384,6 +1628,146 @@ aesgen_vaes512_face_none_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top256
+.Laesgen_vaes512_face_none_xor_stream_try4_256:
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes512_face_none_xor_stream_try2_256
+	cmpq	$240, %r9
+	ja	.Laesgen_vaes512_face_none_xor_stream_try2_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm18
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm15
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm16
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm17
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm14, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top256
+.Laesgen_vaes512_face_none_xor_stream_try2_256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes512_face_none_xor_stream_try1_256
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes512_face_none_xor_stream_try1_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm16
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm15
+	vpaddb	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_none_xor_stream_top256
 .Laesgen_vaes512_face_none_xor_stream_try1_256:
 	cmpq	$64, %rcx

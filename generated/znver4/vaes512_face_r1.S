@@ -762,9 +762,9 @@ aesgen_vaes512_face_r1_xor_stream:
 .Laesgen_vaes512_face_r1_xor_stream_window_ok128:
 	movzbl	%al, %r9d
 	cmpq	$512, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_128
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try4_128
 	cmpq	$224, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_128
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill8_128
 	shlq	$4, %r9
@@ -1022,6 +1022,250 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_try4_128:
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try2_128
+	cmpq	$240, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_128
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm14
+	vpxorq	(%r9), %zmm14, %zmm11
+	vpxorq	64(%r9), %zmm14, %zmm12
+	vpxorq	128(%r9), %zmm14, %zmm13
+	vpxorq	192(%r9), %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	vpxorq	128(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rsi)
+	vpxorq	192(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_fill4_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm15
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm14
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm11
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm12
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus8(%rip), %zmm14, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus12(%rip), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vpxorq	%zmm15, %zmm11, %zmm16
+	vmovdqu64	%zmm16, (%r9)
+	vpxorq	%zmm15, %zmm12, %zmm16
+	vmovdqu64	%zmm16, 64(%r9)
+	vpxorq	%zmm15, %zmm13, %zmm16
+	vmovdqu64	%zmm16, 128(%r9)
+	vpxorq	%zmm15, %zmm14, %zmm16
+	vmovdqu64	%zmm16, 192(%r9)
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	movq	336(%rdi), %r9
+	addq	$16, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_2
+	movq	$256, %r9
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_2:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	vpxorq	128(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rsi)
+	vpxorq	192(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_try2_128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_128
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_128
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm12
+	vpxorq	(%r9), %zmm12, %zmm11
+	vpxorq	64(%r9), %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_fill2_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm13
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm12
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm12, %zmm11
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vpxorq	%zmm13, %zmm11, %zmm14
+	vmovdqu64	%zmm14, (%r9)
+	vpxorq	%zmm13, %zmm12, %zmm14
+	vmovdqu64	%zmm14, 64(%r9)
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_3
+	movq	$256, %r9
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_3:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
 .Laesgen_vaes512_face_r1_xor_stream_try1_128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes512_face_r1_xor_stream_single128
@@ -1076,9 +1320,9 @@ aesgen_vaes512_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$4, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_2
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_4
 	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_2:
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_4:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
@@ -1155,9 +1399,9 @@ aesgen_vaes512_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_3
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_5
 	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_3:
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_5:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_2
@@ -1251,9 +1495,9 @@ aesgen_vaes512_face_r1_xor_stream:
 .Laesgen_vaes512_face_r1_xor_stream_window_ok192:
 	movzbl	%al, %r9d
 	cmpq	$512, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_192
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try4_192
 	cmpq	$224, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_192
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill8_192
 	shlq	$4, %r9
@@ -1517,9 +1761,9 @@ aesgen_vaes512_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$32, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_4
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_6
 	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_4:
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_6:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rsi)
@@ -1542,6 +1786,274 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_try4_192:
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try2_192
+	cmpq	$240, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_192
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm16
+	vpxorq	(%r9), %zmm16, %zmm13
+	vpxorq	64(%r9), %zmm16, %zmm14
+	vpxorq	128(%r9), %zmm16, %zmm15
+	vpxorq	192(%r9), %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_fill4_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm17
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm14
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus8(%rip), %zmm16, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus12(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vpxorq	%zmm17, %zmm13, %zmm18
+	vmovdqu64	%zmm18, (%r9)
+	vpxorq	%zmm17, %zmm14, %zmm18
+	vmovdqu64	%zmm18, 64(%r9)
+	vpxorq	%zmm17, %zmm15, %zmm18
+	vmovdqu64	%zmm18, 128(%r9)
+	vpxorq	%zmm17, %zmm16, %zmm18
+	vmovdqu64	%zmm18, 192(%r9)
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	movq	336(%rdi), %r9
+	addq	$16, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_7
+	movq	$256, %r9
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_7:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_try2_192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_192
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_192
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm14
+	vpxorq	(%r9), %zmm14, %zmm13
+	vpxorq	64(%r9), %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_fill2_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm15
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm14
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vpxorq	%zmm15, %zmm13, %zmm16
+	vmovdqu64	%zmm16, (%r9)
+	vpxorq	%zmm15, %zmm14, %zmm16
+	vmovdqu64	%zmm16, 64(%r9)
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_8
+	movq	$256, %r9
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_8:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
 .Laesgen_vaes512_face_r1_xor_stream_try1_192:
 	cmpq	$64, %rcx
@@ -1601,9 +2113,9 @@ aesgen_vaes512_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$4, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_5
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_9
 	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_5:
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_9:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rsi)
@@ -1684,9 +2196,9 @@ aesgen_vaes512_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_6
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_10
 	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_6:
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_10:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_4
@@ -1782,9 +2294,9 @@ aesgen_vaes512_face_r1_xor_stream:
 .Laesgen_vaes512_face_r1_xor_stream_window_ok256:
 	movzbl	%al, %r9d
 	cmpq	$512, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_256
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try4_256
 	cmpq	$224, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_256
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill8_256
 	shlq	$4, %r9
@@ -2080,9 +2592,9 @@ aesgen_vaes512_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$32, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_7
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_11
 	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_7:
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_11:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %zmm15, %zmm15
 	vmovdqu64	%zmm15, (%rsi)
@@ -2105,6 +2617,298 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_try4_256:
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try2_256
+	cmpq	$240, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_256
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm18
+	vpxorq	(%r9), %zmm18, %zmm15
+	vpxorq	64(%r9), %zmm18, %zmm16
+	vpxorq	128(%r9), %zmm18, %zmm17
+	vpxorq	192(%r9), %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm14, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_fill4_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm19
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm18
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm17
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vpxorq	%zmm19, %zmm15, %zmm20
+	vmovdqu64	%zmm20, (%r9)
+	vpxorq	%zmm19, %zmm16, %zmm20
+	vmovdqu64	%zmm20, 64(%r9)
+	vpxorq	%zmm19, %zmm17, %zmm20
+	vmovdqu64	%zmm20, 128(%r9)
+	vpxorq	%zmm19, %zmm18, %zmm20
+	vmovdqu64	%zmm20, 192(%r9)
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm14, %zmm18, %zmm18
+	movq	336(%rdi), %r9
+	addq	$16, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_12
+	movq	$256, %r9
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_12:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_try2_256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_256
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_256
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm16
+	vpxorq	(%r9), %zmm16, %zmm15
+	vpxorq	64(%r9), %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_fill2_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm17
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vpxorq	%zmm17, %zmm15, %zmm18
+	vmovdqu64	%zmm18, (%r9)
+	vpxorq	%zmm17, %zmm16, %zmm18
+	vmovdqu64	%zmm18, 64(%r9)
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	movq	336(%rdi), %r9
+	addq	$8, %r9
+	cmpq	$256, %r9
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_13
+	movq	$256, %r9
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_13:
+	movq	%r9, 336(%rdi)
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
 .Laesgen_vaes512_face_r1_xor_stream_try1_256:
 	cmpq	$64, %rcx
@@ -2168,9 +2972,9 @@ aesgen_vaes512_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$4, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_8
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_14
 	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_8:
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_14:
 	movq	%r9, 336(%rdi)
 	vpxorq	(%rdx), %zmm15, %zmm15
 	vmovdqu64	%zmm15, (%rsi)
@@ -2255,9 +3059,9 @@ aesgen_vaes512_face_r1_xor_stream:
 	movq	336(%rdi), %r9
 	addq	$1, %r9
 	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_9
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_15
 	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_9:
+.Laesgen_vaes512_face_r1_xor_stream_fill_counted_15:
 	movq	%r9, 336(%rdi)
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_6

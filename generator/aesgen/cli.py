@@ -46,12 +46,35 @@ def _split_list(value: str, allowed: tuple, what: str, convert=str) -> tuple:
     return tuple(sorted(items, key=allowed.index))
 
 
-def _native_preset():
+def _host() -> tuple[set[str], tuple[str, int, int] | None, str]:
+    """This CPU's features and (vendor, family, model), from CPUID and XGETBV; from
+    /proc/cpuinfo where the CPUID code cannot run."""
+    from . import cpuid
+    from .targets import load_features
+
+    try:
+        ident = cpuid.identity()
+        return (cpuid.features(load_features()), (ident.vendor, ident.family, ident.model),
+                ident.brand or ident.vendor)
+    except (OSError, ValueError):
+        pass
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError as e:
-        raise UserError(f"cannot read /proc/cpuinfo to detect this CPU: {e.strerror}")
-    return choose_native_preset(host_features_from_cpuinfo(text))
+        raise UserError(f"cannot detect this CPU: CPUID unavailable and /proc/cpuinfo "
+                        f"unreadable ({e.strerror})")
+    fields = dict(line.split(":", 1) for line in text.splitlines()[:30] if ":" in line)
+    fields = {k.strip(): v.strip() for k, v in fields.items()}
+    try:
+        cpu = (fields["vendor_id"], int(fields["cpu family"]), int(fields["model"]))
+    except (KeyError, ValueError):
+        cpu = None
+    return host_features_from_cpuinfo(text), cpu, fields.get("model name", "unknown CPU")
+
+
+def _native_preset():
+    host, cpu, _ = _host()
+    return choose_native_preset(host, cpu=cpu)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -63,7 +86,7 @@ def main() -> None:
     Typical use:
       aesgen list                          what methods, presets and FACE levels exist
       aesgen generate                      kernels for this CPU into out/<preset>/
-      aesgen generate --cpu x86-64-aesni --face r2 -o vendor/aes
+      aesgen generate --cpu x86-64-v2 --face r2 -o vendor/aes
       aesgen stats out/znver4              instructions per block, by phase
       aesgen test                          pytest, then the GoogleTest suites vs OpenSSL
     """
@@ -93,8 +116,15 @@ def list_command() -> None:
     click.echo("  r2    all five (rd0, rd1, rd1+, rd2, rd2+): rounds 0-2 from a cache and a "
                "4 KiB table")
     try:
-        preset, why = _native_preset()
-        click.echo(f"native: {why}")
+        from .targets import fastest_variant
+
+        host, cpu, brand = _host()
+        preset, why = choose_native_preset(host, cpu=cpu)
+        kernel, kwhy = fastest_variant(preset, cpu)
+        click.echo(f"native: this CPU is {brand}" + (
+            f" (vendor {cpu[0]}, family {cpu[1]}, model {cpu[2]})" if cpu else ""))
+        click.echo(f"native: preset {why}")
+        click.echo(f"native: fastest kernel {kernel} ({kwhy})")
     except (UserError, TargetError) as e:
         click.echo(f"native: no preset ({e})")
 
@@ -123,7 +153,12 @@ def generate(cpu, methods, faces, keys, prefix, output) -> None:
         raise UserError(f"bad prefix {prefix!r}: it must be a C identifier")
     why = None
     if cpu == "native":
-        preset, why = _native_preset()
+        from .targets import fastest_variant
+
+        host, cpu_id, _ = _host()
+        preset, why = choose_native_preset(host, cpu=cpu_id)
+        kernel, kwhy = fastest_variant(preset, cpu_id)
+        why += f"; fastest kernel here: {kernel} ({kwhy})"
     else:
         preset = find_preset(cpu)
     offered = tuple(m.variant for m in preset.methods)

@@ -28,6 +28,25 @@ class MethodChoice:
 
 
 @dataclass(frozen=True)
+class CpuMatch:
+    """Which CPUs a preset is for: a CPUID vendor, family and model list (ints or ranges)."""
+    vendor: str
+    family: int
+    models: tuple[tuple[int, int], ...]
+
+    def fits(self, vendor: str, family: int, model: int) -> bool:
+        return (vendor == self.vendor and family == self.family
+                and any(lo <= model <= hi for lo, hi in self.models))
+
+
+def _match(d: dict | None) -> CpuMatch | None:
+    if not d:
+        return None
+    models = tuple((m, m) if isinstance(m, int) else (m[0], m[1]) for m in d["models"])
+    return CpuMatch(d["vendor"], d["family"], models)
+
+
+@dataclass(frozen=True)
 class Preset:
     name: str
     arch: str
@@ -37,6 +56,7 @@ class Preset:
     zmm_lowers_clock: bool
     methods: tuple[MethodChoice, ...]
     source: Path
+    match: CpuMatch | None = None
 
     def method(self, name: str) -> MethodChoice | None:
         return next((m for m in self.methods if m.variant == name), None)
@@ -62,7 +82,7 @@ def load_preset(path: Path) -> Preset:
                                  c["interleave"])
                     for v, c in d.get("methods", {}).items())
     preset = Preset(d["name"], d["arch"], d["description"], tuple(d["features"]),
-                    d["mca_cpu"], d["zmm_lowers_clock"], methods, path)
+                    d["mca_cpu"], d["zmm_lowers_clock"], methods, path, _match(d.get("match")))
     if preset.name != path.stem:
         raise TargetError(f"{path.name}: name {preset.name!r} differs from the file name")
     known = load_features(preset.arch, path.parent)
@@ -74,7 +94,18 @@ def load_preset(path: Path) -> Preset:
 
 def all_presets(root: Path = TARGETS) -> dict[str, Preset]:
     return {p.stem: load_preset(p) for p in sorted(root.glob("*.toml"))
-            if not p.stem.endswith("_features")}
+            if not p.stem.endswith("_features") and p.stem != "kernel_priority"}
+
+
+@dataclass(frozen=True)
+class KernelPriority:
+    order: tuple[str, ...]
+    zmm_slow: tuple[CpuMatch, ...]
+
+
+def load_priority(root: Path = TARGETS) -> KernelPriority:
+    d = tomllib.loads((root / "kernel_priority.toml").read_text())
+    return KernelPriority(tuple(d["order"]), tuple(_match(m) for m in d.get("zmm_slow", [])))
 
 
 def find_preset(name: str, root: Path = TARGETS) -> Preset:
@@ -95,14 +126,47 @@ def host_features_from_cpuinfo(text: str, arch: str = "x86_64") -> set[str]:
     return {f.name for f in load_features(arch).values() if f.cpuinfo in flags}
 
 
-def choose_native_preset(host: set[str], root: Path = TARGETS) -> tuple[Preset, str]:
-    """The preset with the most features that this CPU has all of, and why it won."""
+def choose_native_preset(host: set[str], root: Path = TARGETS,
+                         cpu: tuple[str, int, int] | None = None) -> tuple[Preset, str]:
+    """The preset for this CPU, and why: among presets whose features the CPU has, one whose
+    [match] names this CPU's vendor, family and model; else the one with the most features."""
     fitting = [p for p in all_presets(root).values() if set(p.features) <= host]
     if not fitting:
-        raise TargetError("no preset fits this CPU (every preset needs AES-NI; found: "
-                          f"{', '.join(sorted(host)) or 'no known features'})")
-    best = max(fitting, key=lambda p: (len(p.features), p.name))
-    others = [p.name for p in fitting if p is not best]
-    why = (f"{best.name}: this CPU has all {len(best.features)} features it needs"
-           + (f" (also fitting, with fewer features: {', '.join(others)})" if others else ""))
+        raise TargetError("no preset fits this CPU (found features: "
+                          f"{', '.join(sorted(host)) or 'none known'})")
+    named = [p for p in fitting if cpu and p.match and p.match.fits(*cpu)]
+    if named:
+        best = max(named, key=lambda p: (len(p.features), p.name))
+        why = (f"{best.name}: it names this CPU (vendor {cpu[0]}, family {cpu[1]}, model "
+               f"{cpu[2]}) and the CPU has all {len(best.features)} features it needs")
+    else:
+        # richest first; among equals a generic preset (one that names no CPU), else one
+        # for this vendor whose zmm costs no clock
+        best = max(fitting, key=lambda p: (len(p.features), p.match is None,
+                                           bool(cpu and p.match and p.match.vendor == cpu[0]),
+                                           not p.zmm_lowers_clock, p.name))
+        why = (f"{best.name}: no preset names this CPU"
+               + (f" (vendor {cpu[0]}, family {cpu[1]}, model {cpu[2]})" if cpu else "")
+               + f"; it has all {len(best.features)} features of {best.name}, the richest "
+               "fitting preset for its vendor")
     return best, why
+
+
+def fastest_variant(preset: Preset, cpu: tuple[str, int, int] | None,
+                    root: Path = TARGETS) -> tuple[str, str]:
+    """The kernel the priority list picks among the preset's kernels, and why."""
+    prio = load_priority(root)
+    zmm_slow = preset.zmm_lowers_clock or bool(
+        cpu and any(m.fits(*cpu) for m in prio.zmm_slow))
+    widths = {m.variant: m.width for m in preset.methods}
+    for name in prio.order:
+        variant = name.rsplit("-face-", 1)[0]
+        if variant not in widths:
+            continue
+        if widths[variant] == 512 and zmm_slow:
+            continue
+        why = "first in targets/kernel_priority.toml that the preset has"
+        if zmm_slow and 512 in widths.values():
+            why += "; zmm kernels passed over (512-bit code lowers this CPU's clock)"
+        return name, why
+    raise TargetError(f"preset {preset.name} has no kernel named in kernel_priority.toml")

@@ -13,7 +13,7 @@ import jinja2
 from .. import __version__
 from ..kernels.spec import KernelSpec
 from ..paths import TEMPLATES
-from ..targets import Preset, load_features
+from ..targets import Preset, load_features, load_priority
 from .compile import CompiledKernel, compile_kernel
 
 ELF_NOTES = """\t.section\t.note.GNU-stack,"",@progbits
@@ -90,8 +90,13 @@ def render_set(req: GenerateRequest) -> dict[str, str]:
     files["aesgen.h"] = env.get_template("aesgen.h.j2").render(
         common, features=features, kernels=kernels,
         guard=f"{macro_prefix}GENERATED_H")
+    prio = load_priority()
+    names = [k["name"] for k in kernels]
+    priority = [names.index(n) for n in prio.order if n in names]
+    priority += [i for i in range(len(names)) if i not in priority]
     files["aesgen_registry.c"] = env.get_template("registry.c.j2").render(
-        common, features=regs, kernels=kernels, key_mask=key_mask)
+        common, features=regs, kernels=kernels, key_mask=key_mask, priority=priority,
+        zmm_slow=prio.zmm_slow)
     files["manifest.json"] = manifest_text(req, compiled, files)
     return files
 
@@ -105,7 +110,7 @@ def _kernel_view(ck: CompiledKernel, macro_prefix: str) -> dict:
         "feature_expr": " | ".join(f"{macro_prefix}CPU_{f}" for f in feats) or "0",
         "ctx_size": ck.ctx_size, "stem": spec.symbol_stem,
         "macro": spec.symbol_stem.upper(), "interleave": spec.interleave,
-        "encoding": spec.encoding, "key_bits": spec.key_bits,
+        "encoding": spec.encoding, "key_bits": spec.key_bits, "width": spec.width,
     }
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 from ..dsl.operands import Operand, kind_matches
@@ -47,8 +47,15 @@ class InstructionTable:
     isa: str
     forms: tuple[Form, ...]
 
+    @cached_property
+    def _by_name(self) -> dict[str, list[Form]]:
+        index: dict[str, list[Form]] = {}
+        for f in self.forms:
+            index.setdefault(f.base_name, []).append(f)
+        return index
+
     def forms_named(self, name: str) -> list[Form]:
-        return [f for f in self.forms if f.base_name == name]
+        return list(self._by_name.get(name, ()))
 
     def match(self, name: str, operands: tuple[Operand, ...],
               prefer: tuple[str, ...] = ()) -> Form:

@@ -248,11 +248,14 @@ def build_xor_stream(k: Kernel) -> Function:
 
 
 def batch_ladder(spec: KernelSpec) -> list[int]:
-    """Register counts a batch may use, largest first: the full interleave, then one
-    register when the window's end or the message's end leaves less than a full batch."""
-    sizes = [spec.interleave]
-    if spec.lanes > 1 and spec.interleave > 1:
-        sizes.append(1)
+    """Register counts a batch may use, largest first: the full interleave, then halves,
+    for when the window's end or the message's end leaves less than a full batch (a message
+    under a fresh IV starts anywhere in a window). Single blocks take what is left; on xmm a
+    one-register batch is a single block, so the ladder stops at two there."""
+    sizes, m = [spec.interleave], spec.interleave // 2
+    while m >= (1 if spec.lanes > 1 else 2):
+        sizes.append(m)
+        m //= 2
     return sizes
 
 

@@ -67,8 +67,20 @@ class RoundEngine:
         self.spec = spec
         self.resident_keys = spec.encoding == "evex"
 
+    # vector registers a batch needs besides its blocks and the round keys (FACE cache,
+    # table-fill temporary, counter base, input temporary)
+    SPARE_REGISTERS = 4
+    CONSTANT_REGISTERS = 0
+
+    def keys_fit(self, v: VectorOps, bits: int) -> bool:
+        """Round keys stay in registers when 32 registers hold them beside the batch."""
+        from .spec import ROUNDS
+        need = (ROUNDS[bits] + 1 + self.spec.interleave + self.SPARE_REGISTERS
+                + self.CONSTANT_REGISTERS)
+        return self.resident_keys and need <= v.registers
+
     def prepare(self, k, b: KernelBuilder, v: VectorOps, ctx: Reg, bits: int) -> Keys:
-        if not self.resident_keys:
+        if not self.keys_fit(v, bits):
             return Keys(ctx, None, self.spec.width)
         from .spec import ROUNDS
         regs = []
@@ -159,10 +171,13 @@ class GfniEngine(RoundEngine):
         self.rot1_shift_rows = compose(self.shift_rows, rotate_columns_map(1))
         self.rot2 = rotate_columns_map(2)
 
+    CONSTANT_REGISTERS = 5
+
     def prepare(self, k, b, v, ctx, bits) -> Keys:
         keys = super().prepare(k, b, v, ctx, bits)
         self._consts = {}
-        if self.resident_keys:      # 32 registers: the constants live in registers too
+        if self.resident_keys and self.spec.interleave + 5 + self.SPARE_REGISTERS + 4 <= 32:
+            # the constants live in registers too (32 registers; the round keys may not)
             for name in ("sbox", "sr", "rot1sr", "rot2", "two"):
                 reg = b.vec(self.spec.width)
                 v.load(reg, self._const_mem(b, name, self.spec.width), aligned=True)

@@ -69,8 +69,10 @@ def run_gtest_binary(binary: Path, gtest_filter: str | None) -> Tally:
     if gtest_filter:
         cmd.append(f"--gtest_filter={gtest_filter}")
     _say(f"== {binary.parent.name}/{binary.name}  (log: {log})")
+    env = dict(os.environ)
+    env.setdefault("AESGEN_TEST_SCALE", "3")      # 3 x the harness's random case counts
     with log.open("w") as out:
-        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     tally = Tally()
     if not report.exists():
         tally.failed += 1
