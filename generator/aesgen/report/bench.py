@@ -71,6 +71,9 @@ def run_once(plan: BenchPlan, out_json: Path, label: str, env: dict | None = Non
            f"--benchmark_min_time={plan.min_time}",
            f"--benchmark_min_warmup_time={plan.warmup}",
            "--benchmark_display_aggregates_only=true",
+           # repetitions of all benchmarks in random order: drift in the machine's speed
+           # (a shared VM) then spreads over every row instead of biasing some
+           "--benchmark_enable_random_interleaving=true",
            f"--benchmark_out={out_json}", "--benchmark_out_format=json",
            "--benchmark_format=console", "--benchmark_color=false"]
     _progress(f"aesgen bench: {label}: {total} benchmarks x {plan.repetitions} repetitions")
@@ -96,6 +99,7 @@ def summarize(*runs: dict) -> dict[str, dict]:
     """name -> {impl, mode, key_bits, size, median, min, max, spread, unit} from the
     per-repetition entries of one or more runs."""
     samples: dict[str, list[float]] = {}
+    speeds: dict[str, list[float]] = {}
     units: dict[str, str] = {}
     for run in runs:
         for b in run.get("benchmarks", []):
@@ -110,6 +114,8 @@ def summarize(*runs: dict) -> dict[str, dict]:
             else:
                 continue
             samples.setdefault(name, []).append(float(value))
+            if b.get("bytes_per_second"):
+                speeds.setdefault(name, []).append(float(b["bytes_per_second"]))
             units[name] = unit
     out = {}
     for name, vals in samples.items():
@@ -118,7 +124,9 @@ def summarize(*runs: dict) -> dict[str, dict]:
         out[name] = {"impl": impl, "mode": mode, "key_bits": int(bits), "size": int(size),
                      "median": med, "min": min(vals), "max": max(vals),
                      "spread": (max(vals) - min(vals)) / med if med else 0.0,
-                     "repetitions": len(vals), "unit": units[name]}
+                     "repetitions": len(vals), "unit": units[name],
+                     "gb_per_s": (statistics.median(speeds[name]) / 1e9
+                                  if name in speeds else None)}
     if runs:
         for name, row in out.items():
             if row["mode"] == "first":
@@ -146,12 +154,13 @@ def table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int, ...]
     if not rows:
         return ""
     if markdown:
-        out = [f"**AES-{bits}, {MODE_TITLES[mode]}** — TSC ticks per byte, median "
-               f"(spread = (max-min)/median)", "",
+        out = [f"**AES-{bits}, {MODE_TITLES[mode]}** — TSC ticks per byte, median, ± half "
+               f"the spread of the repetitions; GB/s (median)", "",
                "| implementation | " + " | ".join(f"{s} B" for s in sizes) + " |",
                "|---|" + "---:|" * len(sizes)]
         for impl, cells in rows:
-            vals = [f"{cells[s]['median']:.3f} (±{cells[s]['spread'] * 50:.0f}%)"
+            vals = [f"{cells[s]['median']:.3f} ±{cells[s]['spread'] * 50:.0f}%"
+                    + (f", {cells[s]['gb_per_s']:.1f} GB/s" if cells[s].get('gb_per_s') else "")
                     if s in cells else "" for s in sizes]
             out.append(f"| {impl} | " + " | ".join(vals) + " |")
         return "\n".join(out) + "\n"
