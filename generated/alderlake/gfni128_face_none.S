@@ -746,6 +746,726 @@ aesgen_gfni128_face_none_xor_stream:
 	jb	.Laesgen_gfni128_face_none_xor_stream_try4_128
 	cmpq	$248, %r9
 	ja	.Laesgen_gfni128_face_none_xor_stream_try4_128
+	testq	$7, %r9
+	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni128_face_none_xor_stream_top128
+.Laesgen_gfni128_face_none_xor_stream_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1475,6 +2195,378 @@ aesgen_gfni128_face_none_xor_stream:
 	jb	.Laesgen_gfni128_face_none_xor_stream_try2_128
 	cmpq	$252, %r9
 	ja	.Laesgen_gfni128_face_none_xor_stream_try2_128
+	testq	$3, %r9
+	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_none_xor_stream_top128
+.Laesgen_gfni128_face_none_xor_stream_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1852,6 +2944,204 @@ aesgen_gfni128_face_none_xor_stream:
 	jb	.Laesgen_gfni128_face_none_xor_stream_single128
 	cmpq	$254, %r9
 	ja	.Laesgen_gfni128_face_none_xor_stream_single128
+	testq	$1, %r9
+	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_none_xor_stream_top128
+.Laesgen_gfni128_face_none_xor_stream_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2191,6 +3481,872 @@ aesgen_gfni128_face_none_xor_stream:
 	jb	.Laesgen_gfni128_face_none_xor_stream_try4_192
 	cmpq	$248, %r9
 	ja	.Laesgen_gfni128_face_none_xor_stream_try4_192
+	testq	$7, %r9
+	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	176(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	192(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni128_face_none_xor_stream_top192
+.Laesgen_gfni128_face_none_xor_stream_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3066,6 +5222,452 @@ aesgen_gfni128_face_none_xor_stream:
 	jb	.Laesgen_gfni128_face_none_xor_stream_try2_192
 	cmpq	$252, %r9
 	ja	.Laesgen_gfni128_face_none_xor_stream_try2_192
+	testq	$3, %r9
+	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_none_xor_stream_top192
+.Laesgen_gfni128_face_none_xor_stream_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3517,6 +6119,242 @@ aesgen_gfni128_face_none_xor_stream:
 	jb	.Laesgen_gfni128_face_none_xor_stream_single192
 	cmpq	$254, %r9
 	ja	.Laesgen_gfni128_face_none_xor_stream_single192
+	testq	$1, %r9
+	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_none_xor_stream_top192
+.Laesgen_gfni128_face_none_xor_stream_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3914,6 +6752,1018 @@ aesgen_gfni128_face_none_xor_stream:
 	jb	.Laesgen_gfni128_face_none_xor_stream_try4_256
 	cmpq	$248, %r9
 	ja	.Laesgen_gfni128_face_none_xor_stream_try4_256
+	testq	$7, %r9
+	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	176(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	192(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	208(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm0, %xmm10, %xmm0
+	vpxor	%xmm9, %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm1, %xmm10, %xmm1
+	vpxor	%xmm9, %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm2, %xmm10, %xmm2
+	vpxor	%xmm9, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm3, %xmm10, %xmm3
+	vpxor	%xmm9, %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm4, %xmm10, %xmm4
+	vpxor	%xmm9, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm5, %xmm10, %xmm5
+	vpxor	%xmm9, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm6, %xmm10, %xmm6
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
+	vpxor	%xmm7, %xmm10, %xmm7
+	vpxor	%xmm9, %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vmovdqa	224(%rdi), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm8, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm8, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm8, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm8, %xmm3, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm4
+	vpxor	%xmm8, %xmm4, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm5
+	vpxor	%xmm8, %xmm5, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm6
+	vpxor	%xmm8, %xmm6, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
+	vpxor	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni128_face_none_xor_stream_top256
+.Laesgen_gfni128_face_none_xor_stream_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -4935,6 +8785,526 @@ aesgen_gfni128_face_none_xor_stream:
 	jb	.Laesgen_gfni128_face_none_xor_stream_try2_256
 	cmpq	$252, %r9
 	ja	.Laesgen_gfni128_face_none_xor_stream_try2_256
+	testq	$3, %r9
+	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	208(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm0
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm1, %xmm6, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm2, %xmm6, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
+	vpxor	%xmm3, %xmm6, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	224(%rdi), %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_none_xor_stream_top256
+.Laesgen_gfni128_face_none_xor_stream_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -5460,6 +9830,280 @@ aesgen_gfni128_face_none_xor_stream:
 	jb	.Laesgen_gfni128_face_none_xor_stream_single256
 	cmpq	$254, %r9
 	ja	.Laesgen_gfni128_face_none_xor_stream_single256
+	testq	$1, %r9
+	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	208(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm1, %xmm4, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	224(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_none_xor_stream_top256
+.Laesgen_gfni128_face_none_xor_stream_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0

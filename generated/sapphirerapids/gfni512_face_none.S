@@ -761,6 +761,717 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_try4_128
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_try4_128
+	testq	$31, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned8_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm16, %zmm23
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm16
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm17
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm19
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm23, %zmm20
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm23, %zmm21
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm23, %zmm22
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm24
+	vpshufb	%zmm13, %zmm16, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm16
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm24
+	vpshufb	%zmm13, %zmm17, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm17
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm24
+	vpshufb	%zmm13, %zmm18, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm18
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm24
+	vpshufb	%zmm13, %zmm19, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm19
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm24
+	vpshufb	%zmm13, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm20
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm24
+	vpshufb	%zmm13, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm21
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm24
+	vpshufb	%zmm13, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm22
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm24
+	vpshufb	%zmm13, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm15, %zmm24, %zmm23
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
+	vpshufb	%zmm12, %zmm20, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
+	vpshufb	%zmm12, %zmm21, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
+	vpshufb	%zmm12, %zmm22, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
+	vpshufb	%zmm12, %zmm23, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	vpxorq	128(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 128(%rsi)
+	vpxorq	192(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 192(%rsi)
+	vpxorq	256(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 256(%rsi)
+	vpxorq	320(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 320(%rsi)
+	vpxorq	384(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 384(%rsi)
+	vpxorq	448(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top128
+.Laesgen_gfni512_face_none_xor_stream_unaligned8_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -1481,6 +2192,369 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_try2_128
 	cmpq	$240, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_try2_128
+	testq	$15, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned4_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm16, %zmm19
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm16
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm17
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm19, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	vpxorq	128(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 128(%rsi)
+	vpxorq	192(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top128
+.Laesgen_gfni512_face_none_xor_stream_unaligned4_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -1849,6 +2923,195 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_try1_128
 	cmpq	$248, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_try1_128
+	testq	$7, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned2_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm16, %zmm17
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm17, %zmm16
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top128
+.Laesgen_gfni512_face_none_xor_stream_unaligned2_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -2041,6 +3304,108 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_single128
 	cmpq	$252, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_single128
+	testq	$3, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned1_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top128
+.Laesgen_gfni512_face_none_xor_stream_unaligned1_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -2291,6 +3656,861 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_try4_192
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_try4_192
+	testq	$31, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned8_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm25
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm25, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm25, %zmm19
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm25, %zmm20
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm25, %zmm21
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm25, %zmm22
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm25, %zmm23
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm25, %zmm24
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm1, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm1, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm2, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm2, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm3, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm3, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm4, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm4, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm5, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm5, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm6, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm6, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm7, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm7, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm8, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm8, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm9, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm9, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm10, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm10, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm26
+	vpshufb	%zmm15, %zmm18, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm18
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm26
+	vpshufb	%zmm15, %zmm19, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm19
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm26
+	vpshufb	%zmm15, %zmm20, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm20
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm26
+	vpshufb	%zmm15, %zmm21, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm21
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm26
+	vpshufb	%zmm15, %zmm22, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm22
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm26
+	vpshufb	%zmm15, %zmm23, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm23
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm26, %zmm27, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm26
+	vpshufb	%zmm15, %zmm24, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm24
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm26, %zmm27, %zmm24
+	vpxorq	%zmm11, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm26
+	vpshufb	%zmm15, %zmm25, %zmm27
+	vpxorq	%zmm27, %zmm26, %zmm26
+	vgf2p8mulb	%zmm17, %zmm26, %zmm25
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm26, %zmm27, %zmm25
+	vpxorq	%zmm11, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
+	vpshufb	%zmm14, %zmm22, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
+	vpshufb	%zmm14, %zmm23, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
+	vpshufb	%zmm14, %zmm24, %zmm24
+	vpxorq	%zmm12, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
+	vpshufb	%zmm14, %zmm25, %zmm25
+	vpxorq	%zmm12, %zmm25, %zmm25
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	vpxorq	128(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 128(%rsi)
+	vpxorq	192(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 192(%rsi)
+	vpxorq	256(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 256(%rsi)
+	vpxorq	320(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 320(%rsi)
+	vpxorq	384(%rdx), %zmm24, %zmm24
+	vmovdqu64	%zmm24, 384(%rsi)
+	vpxorq	448(%rdx), %zmm25, %zmm25
+	vmovdqu64	%zmm25, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top192
+.Laesgen_gfni512_face_none_xor_stream_unaligned8_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -3155,6 +5375,441 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_try2_192
 	cmpq	$240, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_try2_192
+	testq	$15, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned4_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm21
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm19
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm21, %zmm20
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	vpxorq	128(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 128(%rsi)
+	vpxorq	192(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top192
+.Laesgen_gfni512_face_none_xor_stream_unaligned4_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -3595,6 +6250,231 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_try1_192
 	cmpq	$248, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_try1_192
+	testq	$7, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned2_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm19
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top192
+.Laesgen_gfni512_face_none_xor_stream_unaligned2_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -3823,6 +6703,126 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_single192
 	cmpq	$252, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_single192
+	testq	$3, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned1_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top192
+.Laesgen_gfni512_face_none_xor_stream_unaligned1_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -4111,6 +7111,1005 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_try4_256
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_try4_256
+	testq	$31, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned8_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm20, %zmm27
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm27, %zmm20
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm27, %zmm21
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm27, %zmm22
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm27, %zmm23
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm27, %zmm24
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm27, %zmm25
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm27, %zmm26
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm1, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm1, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm1, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm1, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm2, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm2, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm2, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm2, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm3, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm3, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm3, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm3, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm4, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm4, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm4, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm4, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm5, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm5, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm5, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm5, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm6, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm6, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm6, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm6, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm7, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm7, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm7, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm7, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm8, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm8, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm8, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm8, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm9, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm9, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm9, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm9, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm10, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm10, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm10, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm10, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm11, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm11, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm11, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm11, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm12, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm12, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm12, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm12, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm28
+	vpshufb	%zmm17, %zmm20, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm20
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm28
+	vpshufb	%zmm17, %zmm21, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm21
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm28
+	vpshufb	%zmm17, %zmm22, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm22
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vpxorq	%zmm13, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm28
+	vpshufb	%zmm17, %zmm23, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm23
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm28
+	vpshufb	%zmm17, %zmm24, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm24
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm24, %zmm24
+	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vpxorq	%zmm13, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm28
+	vpshufb	%zmm17, %zmm25, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm25
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm25, %zmm25
+	vpternlogd	$150, %zmm28, %zmm29, %zmm25
+	vpxorq	%zmm13, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm28
+	vpshufb	%zmm17, %zmm26, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm26
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm26, %zmm26
+	vpternlogd	$150, %zmm28, %zmm29, %zmm26
+	vpxorq	%zmm13, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm28
+	vpshufb	%zmm17, %zmm27, %zmm29
+	vpxorq	%zmm29, %zmm28, %zmm28
+	vgf2p8mulb	%zmm19, %zmm28, %zmm27
+	vpshufb	%zmm18, %zmm28, %zmm28
+	vmovdqa64	%zmm27, %zmm27
+	vpternlogd	$150, %zmm28, %zmm29, %zmm27
+	vpxorq	%zmm13, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vpxorq	%zmm14, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vpxorq	%zmm14, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
+	vpshufb	%zmm16, %zmm24, %zmm24
+	vpxorq	%zmm14, %zmm24, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
+	vpshufb	%zmm16, %zmm25, %zmm25
+	vpxorq	%zmm14, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
+	vpshufb	%zmm16, %zmm26, %zmm26
+	vpxorq	%zmm14, %zmm26, %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
+	vpshufb	%zmm16, %zmm27, %zmm27
+	vpxorq	%zmm14, %zmm27, %zmm27
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	vpxorq	128(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 128(%rsi)
+	vpxorq	192(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 192(%rsi)
+	vpxorq	256(%rdx), %zmm24, %zmm24
+	vmovdqu64	%zmm24, 256(%rsi)
+	vpxorq	320(%rdx), %zmm25, %zmm25
+	vmovdqu64	%zmm25, 320(%rsi)
+	vpxorq	384(%rdx), %zmm26, %zmm26
+	vmovdqu64	%zmm26, 384(%rsi)
+	vpxorq	448(%rdx), %zmm27, %zmm27
+	vmovdqu64	%zmm27, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top256
+.Laesgen_gfni512_face_none_xor_stream_unaligned8_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -5119,6 +9118,513 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_try2_256
 	cmpq	$240, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_try2_256
+	testq	$15, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned4_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm20, %zmm23
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm20
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm21
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm22
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm13, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vpxorq	%zmm14, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vpxorq	%zmm14, %zmm23, %zmm23
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	vpxorq	128(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 128(%rsi)
+	vpxorq	192(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top256
+.Laesgen_gfni512_face_none_xor_stream_unaligned4_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -5631,6 +10137,267 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_try1_256
 	cmpq	$248, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_try1_256
+	testq	$7, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned2_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm20, %zmm21
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm20
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top256
+.Laesgen_gfni512_face_none_xor_stream_unaligned2_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -5895,6 +10662,144 @@ aesgen_gfni512_face_none_xor_stream:
 	jb	.Laesgen_gfni512_face_none_xor_stream_single256
 	cmpq	$252, %r9
 	ja	.Laesgen_gfni512_face_none_xor_stream_single256
+	testq	$3, %r9
+	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned1_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_none_xor_stream_top256
+.Laesgen_gfni512_face_none_xor_stream_unaligned1_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20

@@ -748,6 +748,136 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try4_128
 	cmpq	$240, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_128
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm7
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vaesenclast	%ymm8, %ymm0, %ymm0
+	vaesenclast	%ymm8, %ymm1, %ymm1
+	vaesenclast	%ymm8, %ymm2, %ymm2
+	vaesenclast	%ymm8, %ymm3, %ymm3
+	vaesenclast	%ymm8, %ymm4, %ymm4
+	vaesenclast	%ymm8, %ymm5, %ymm5
+	vaesenclast	%ymm8, %ymm6, %ymm6
+	vaesenclast	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top128
+.Laesgen_vaes256_face_none_xor_stream_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -887,6 +1017,84 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try2_128
 	cmpq	$248, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_128
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm3
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vaesenclast	%ymm4, %ymm0, %ymm0
+	vaesenclast	%ymm4, %ymm1, %ymm1
+	vaesenclast	%ymm4, %ymm2, %ymm2
+	vaesenclast	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top128
+.Laesgen_vaes256_face_none_xor_stream_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -970,6 +1178,58 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try1_128
 	cmpq	$252, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_128
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm1
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vaesenclast	%ymm2, %ymm0, %ymm0
+	vaesenclast	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top128
+.Laesgen_vaes256_face_none_xor_stream_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1025,6 +1285,45 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_single128
 	cmpq	$254, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_single128
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vaesenclast	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top128
+.Laesgen_vaes256_face_none_xor_stream_unaligned1_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1130,6 +1429,154 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try4_192
 	cmpq	$240, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_192
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm7
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	176(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	192(%rdi), %ymm8
+	vaesenclast	%ymm8, %ymm0, %ymm0
+	vaesenclast	%ymm8, %ymm1, %ymm1
+	vaesenclast	%ymm8, %ymm2, %ymm2
+	vaesenclast	%ymm8, %ymm3, %ymm3
+	vaesenclast	%ymm8, %ymm4, %ymm4
+	vaesenclast	%ymm8, %ymm5, %ymm5
+	vaesenclast	%ymm8, %ymm6, %ymm6
+	vaesenclast	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top192
+.Laesgen_vaes256_face_none_xor_stream_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1287,6 +1734,94 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try2_192
 	cmpq	$248, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_192
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm3
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vaesenclast	%ymm4, %ymm0, %ymm0
+	vaesenclast	%ymm4, %ymm1, %ymm1
+	vaesenclast	%ymm4, %ymm2, %ymm2
+	vaesenclast	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top192
+.Laesgen_vaes256_face_none_xor_stream_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1380,6 +1915,64 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try1_192
 	cmpq	$252, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_192
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm1
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vaesenclast	%ymm2, %ymm0, %ymm0
+	vaesenclast	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top192
+.Laesgen_vaes256_face_none_xor_stream_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1441,6 +2034,49 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_single192
 	cmpq	$254, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_single192
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vaesenclast	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top192
+.Laesgen_vaes256_face_none_xor_stream_unaligned1_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1554,6 +2190,172 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try4_256
 	cmpq	$240, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_256
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm7
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
+	vbroadcasti128	16(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	32(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	48(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	64(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	80(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	96(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	112(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	128(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	144(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	160(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	176(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	192(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	208(%rdi), %ymm8
+	vaesenc	%ymm8, %ymm0, %ymm0
+	vaesenc	%ymm8, %ymm1, %ymm1
+	vaesenc	%ymm8, %ymm2, %ymm2
+	vaesenc	%ymm8, %ymm3, %ymm3
+	vaesenc	%ymm8, %ymm4, %ymm4
+	vaesenc	%ymm8, %ymm5, %ymm5
+	vaesenc	%ymm8, %ymm6, %ymm6
+	vaesenc	%ymm8, %ymm7, %ymm7
+	vbroadcasti128	224(%rdi), %ymm8
+	vaesenclast	%ymm8, %ymm0, %ymm0
+	vaesenclast	%ymm8, %ymm1, %ymm1
+	vaesenclast	%ymm8, %ymm2, %ymm2
+	vaesenclast	%ymm8, %ymm3, %ymm3
+	vaesenclast	%ymm8, %ymm4, %ymm4
+	vaesenclast	%ymm8, %ymm5, %ymm5
+	vaesenclast	%ymm8, %ymm6, %ymm6
+	vaesenclast	%ymm8, %ymm7, %ymm7
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	vpxor	128(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 128(%rsi)
+	vpxor	160(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 160(%rsi)
+	vpxor	192(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 192(%rsi)
+	vpxor	224(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top256
+.Laesgen_vaes256_face_none_xor_stream_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1729,6 +2531,104 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try2_256
 	cmpq	$248, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_256
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm3
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	208(%rdi), %ymm4
+	vaesenc	%ymm4, %ymm0, %ymm0
+	vaesenc	%ymm4, %ymm1, %ymm1
+	vaesenc	%ymm4, %ymm2, %ymm2
+	vaesenc	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	224(%rdi), %ymm4
+	vaesenclast	%ymm4, %ymm0, %ymm0
+	vaesenclast	%ymm4, %ymm1, %ymm1
+	vaesenclast	%ymm4, %ymm2, %ymm2
+	vaesenclast	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top256
+.Laesgen_vaes256_face_none_xor_stream_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1832,6 +2732,70 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try1_256
 	cmpq	$252, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_256
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm1
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	208(%rdi), %ymm2
+	vaesenc	%ymm2, %ymm0, %ymm0
+	vaesenc	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	224(%rdi), %ymm2
+	vaesenclast	%ymm2, %ymm0, %ymm0
+	vaesenclast	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top256
+.Laesgen_vaes256_face_none_xor_stream_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1899,6 +2863,53 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_single256
 	cmpq	$254, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_single256
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	208(%rdi), %ymm1
+	vaesenc	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	224(%rdi), %ymm1
+	vaesenclast	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top256
+.Laesgen_vaes256_face_none_xor_stream_unaligned1_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0

@@ -748,6 +748,134 @@ aesgen_aesni_face_none_xor_stream:
 	jb	.Laesgen_aesni_face_none_xor_stream_try4_128
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_none_xor_stream_try4_128
+	testq	$7, %r9
+	jne	.Laesgen_aesni_face_none_xor_stream_unaligned8_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vaesenclast	%xmm8, %xmm0, %xmm0
+	vaesenclast	%xmm8, %xmm1, %xmm1
+	vaesenclast	%xmm8, %xmm2, %xmm2
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top128
+.Laesgen_aesni_face_none_xor_stream_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -885,6 +1013,82 @@ aesgen_aesni_face_none_xor_stream:
 	jb	.Laesgen_aesni_face_none_xor_stream_try2_128
 	cmpq	$252, %r9
 	ja	.Laesgen_aesni_face_none_xor_stream_try2_128
+	testq	$3, %r9
+	jne	.Laesgen_aesni_face_none_xor_stream_unaligned4_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top128
+.Laesgen_aesni_face_none_xor_stream_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -966,6 +1170,56 @@ aesgen_aesni_face_none_xor_stream:
 	jb	.Laesgen_aesni_face_none_xor_stream_single128
 	cmpq	$254, %r9
 	ja	.Laesgen_aesni_face_none_xor_stream_single128
+	testq	$1, %r9
+	jne	.Laesgen_aesni_face_none_xor_stream_unaligned2_128
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top128
+.Laesgen_aesni_face_none_xor_stream_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1083,6 +1337,152 @@ aesgen_aesni_face_none_xor_stream:
 	jb	.Laesgen_aesni_face_none_xor_stream_try4_192
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_none_xor_stream_try4_192
+	testq	$7, %r9
+	jne	.Laesgen_aesni_face_none_xor_stream_unaligned8_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	176(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	192(%rdi), %xmm8
+	vaesenclast	%xmm8, %xmm0, %xmm0
+	vaesenclast	%xmm8, %xmm1, %xmm1
+	vaesenclast	%xmm8, %xmm2, %xmm2
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top192
+.Laesgen_aesni_face_none_xor_stream_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1238,6 +1638,92 @@ aesgen_aesni_face_none_xor_stream:
 	jb	.Laesgen_aesni_face_none_xor_stream_try2_192
 	cmpq	$252, %r9
 	ja	.Laesgen_aesni_face_none_xor_stream_try2_192
+	testq	$3, %r9
+	jne	.Laesgen_aesni_face_none_xor_stream_unaligned4_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top192
+.Laesgen_aesni_face_none_xor_stream_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1329,6 +1815,62 @@ aesgen_aesni_face_none_xor_stream:
 	jb	.Laesgen_aesni_face_none_xor_stream_single192
 	cmpq	$254, %r9
 	ja	.Laesgen_aesni_face_none_xor_stream_single192
+	testq	$1, %r9
+	jne	.Laesgen_aesni_face_none_xor_stream_unaligned2_192
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top192
+.Laesgen_aesni_face_none_xor_stream_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1456,6 +1998,170 @@ aesgen_aesni_face_none_xor_stream:
 	jb	.Laesgen_aesni_face_none_xor_stream_try4_256
 	cmpq	$248, %r9
 	ja	.Laesgen_aesni_face_none_xor_stream_try4_256
+	testq	$7, %r9
+	jne	.Laesgen_aesni_face_none_xor_stream_unaligned8_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus4(%rip), %xmm0, %xmm4
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus5(%rip), %xmm0, %xmm5
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
+	vmovdqa	16(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	32(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	48(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	64(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	80(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	96(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	112(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	128(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	144(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	160(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	176(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	192(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	208(%rdi), %xmm8
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm1, %xmm1
+	vaesenc	%xmm8, %xmm2, %xmm2
+	vaesenc	%xmm8, %xmm3, %xmm3
+	vaesenc	%xmm8, %xmm4, %xmm4
+	vaesenc	%xmm8, %xmm5, %xmm5
+	vaesenc	%xmm8, %xmm6, %xmm6
+	vaesenc	%xmm8, %xmm7, %xmm7
+	vmovdqa	224(%rdi), %xmm8
+	vaesenclast	%xmm8, %xmm0, %xmm0
+	vaesenclast	%xmm8, %xmm1, %xmm1
+	vaesenclast	%xmm8, %xmm2, %xmm2
+	vaesenclast	%xmm8, %xmm3, %xmm3
+	vaesenclast	%xmm8, %xmm4, %xmm4
+	vaesenclast	%xmm8, %xmm5, %xmm5
+	vaesenclast	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm8, %xmm7, %xmm7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	vpxor	64(%rdx), %xmm4, %xmm4
+	vmovdqu	%xmm4, 64(%rsi)
+	vpxor	80(%rdx), %xmm5, %xmm5
+	vmovdqu	%xmm5, 80(%rsi)
+	vpxor	96(%rdx), %xmm6, %xmm6
+	vmovdqu	%xmm6, 96(%rsi)
+	vpxor	112(%rdx), %xmm7, %xmm7
+	vmovdqu	%xmm7, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top256
+.Laesgen_aesni_face_none_xor_stream_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1629,6 +2335,102 @@ aesgen_aesni_face_none_xor_stream:
 	jb	.Laesgen_aesni_face_none_xor_stream_try2_256
 	cmpq	$252, %r9
 	ja	.Laesgen_aesni_face_none_xor_stream_try2_256
+	testq	$3, %r9
+	jne	.Laesgen_aesni_face_none_xor_stream_unaligned4_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	16(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	208(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	224(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top256
+.Laesgen_aesni_face_none_xor_stream_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1730,6 +2532,68 @@ aesgen_aesni_face_none_xor_stream:
 	jb	.Laesgen_aesni_face_none_xor_stream_single256
 	cmpq	$254, %r9
 	ja	.Laesgen_aesni_face_none_xor_stream_single256
+	testq	$1, %r9
+	jne	.Laesgen_aesni_face_none_xor_stream_unaligned2_256
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	.Laesgen_aesni_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	208(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	224(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_none_xor_stream_top256
+.Laesgen_aesni_face_none_xor_stream_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0

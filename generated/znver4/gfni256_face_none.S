@@ -761,6 +761,717 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_try4_128
 	cmpq	$240, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_try4_128
+	testq	$15, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm16, %ymm23
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm16
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm17
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm19
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm23, %ymm20
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm23, %ymm21
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm23, %ymm22
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm24
+	vpshufb	%ymm13, %ymm16, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm16
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm24
+	vpshufb	%ymm13, %ymm17, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm17
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm24
+	vpshufb	%ymm13, %ymm18, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm18
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm24
+	vpshufb	%ymm13, %ymm19, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm19
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm24
+	vpshufb	%ymm13, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm20
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm24
+	vpshufb	%ymm13, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm21
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm24
+	vpshufb	%ymm13, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm22
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm24
+	vpshufb	%ymm13, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm15, %ymm24, %ymm23
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
+	vpshufb	%ymm12, %ymm20, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
+	vpshufb	%ymm12, %ymm21, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
+	vpshufb	%ymm12, %ymm22, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
+	vpshufb	%ymm12, %ymm23, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	vpxorq	64(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 64(%rsi)
+	vpxorq	96(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 96(%rsi)
+	vpxorq	128(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 128(%rsi)
+	vpxorq	160(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 160(%rsi)
+	vpxorq	192(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 192(%rsi)
+	vpxorq	224(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
+.Laesgen_gfni256_face_none_xor_stream_unaligned8_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -1481,6 +2192,369 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_try2_128
 	cmpq	$248, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_try2_128
+	testq	$7, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm16, %ymm19
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm16
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm17
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm19, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	vpxorq	64(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 64(%rsi)
+	vpxorq	96(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
+.Laesgen_gfni256_face_none_xor_stream_unaligned4_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -1849,6 +2923,195 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_try1_128
 	cmpq	$252, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_try1_128
+	testq	$3, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm16, %ymm17
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm17, %ymm16
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
+.Laesgen_gfni256_face_none_xor_stream_unaligned2_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -2041,6 +3304,108 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_single128
 	cmpq	$254, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_single128
+	testq	$1, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_128
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
+.Laesgen_gfni256_face_none_xor_stream_unaligned1_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -2291,6 +3656,861 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_try4_192
 	cmpq	$240, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_try4_192
+	testq	$15, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm18, %ymm25
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm25, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm25, %ymm19
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm25, %ymm20
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm25, %ymm21
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm25, %ymm22
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm25, %ymm23
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm25, %ymm24
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm1, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm1, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm2, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm2, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm3, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm3, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm4, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm4, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm5, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm5, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm6, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm6, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm7, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm7, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm8, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm8, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm9, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm9, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm10, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm10, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm26
+	vpshufb	%ymm15, %ymm18, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm18
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm26
+	vpshufb	%ymm15, %ymm19, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm19
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm26
+	vpshufb	%ymm15, %ymm20, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm20
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm26
+	vpshufb	%ymm15, %ymm21, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm21
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm26
+	vpshufb	%ymm15, %ymm22, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm22
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm26
+	vpshufb	%ymm15, %ymm23, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm23
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm26, %ymm27, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm26
+	vpshufb	%ymm15, %ymm24, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm24
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm26, %ymm27, %ymm24
+	vpxorq	%ymm11, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm26
+	vpshufb	%ymm15, %ymm25, %ymm27
+	vpxorq	%ymm27, %ymm26, %ymm26
+	vgf2p8mulb	%ymm17, %ymm26, %ymm25
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm26, %ymm27, %ymm25
+	vpxorq	%ymm11, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
+	vpshufb	%ymm14, %ymm22, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
+	vpshufb	%ymm14, %ymm23, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
+	vpshufb	%ymm14, %ymm24, %ymm24
+	vpxorq	%ymm12, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
+	vpshufb	%ymm14, %ymm25, %ymm25
+	vpxorq	%ymm12, %ymm25, %ymm25
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	vpxorq	64(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 64(%rsi)
+	vpxorq	96(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 96(%rsi)
+	vpxorq	128(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 128(%rsi)
+	vpxorq	160(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 160(%rsi)
+	vpxorq	192(%rdx), %ymm24, %ymm24
+	vmovdqu64	%ymm24, 192(%rsi)
+	vpxorq	224(%rdx), %ymm25, %ymm25
+	vmovdqu64	%ymm25, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
+.Laesgen_gfni256_face_none_xor_stream_unaligned8_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -3155,6 +5375,441 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_try2_192
 	cmpq	$248, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_try2_192
+	testq	$7, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm18, %ymm21
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm19
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm21, %ymm20
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	vpxorq	64(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 64(%rsi)
+	vpxorq	96(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
+.Laesgen_gfni256_face_none_xor_stream_unaligned4_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -3595,6 +6250,231 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_try1_192
 	cmpq	$252, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_try1_192
+	testq	$3, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm18, %ymm19
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
+.Laesgen_gfni256_face_none_xor_stream_unaligned2_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -3823,6 +6703,126 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_single192
 	cmpq	$254, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_single192
+	testq	$1, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_192
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
+.Laesgen_gfni256_face_none_xor_stream_unaligned1_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -4111,6 +7111,1005 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_try4_256
 	cmpq	$240, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_try4_256
+	testq	$15, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm20, %ymm27
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm27, %ymm20
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm27, %ymm21
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm27, %ymm22
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm27, %ymm23
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm27, %ymm24
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm27, %ymm25
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm27, %ymm26
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm1, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm1, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm1, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm1, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm2, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm2, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm2, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm2, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm3, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm3, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm3, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm3, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm4, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm4, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm4, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm4, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm5, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm5, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm5, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm5, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm6, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm6, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm6, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm6, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm7, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm7, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm7, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm7, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm8, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm8, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm8, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm8, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm9, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm9, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm9, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm9, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm10, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm10, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm10, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm10, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm11, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm11, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm11, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm11, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm12, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm12, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm12, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm12, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm28
+	vpshufb	%ymm17, %ymm20, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm20
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm28
+	vpshufb	%ymm17, %ymm21, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm21
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm28
+	vpshufb	%ymm17, %ymm22, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm22
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vpxorq	%ymm13, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm28
+	vpshufb	%ymm17, %ymm23, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm23
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm28
+	vpshufb	%ymm17, %ymm24, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm24
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm24, %ymm24
+	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vpxorq	%ymm13, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm28
+	vpshufb	%ymm17, %ymm25, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm25
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm25, %ymm25
+	vpternlogd	$150, %ymm28, %ymm29, %ymm25
+	vpxorq	%ymm13, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm28
+	vpshufb	%ymm17, %ymm26, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm26
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm26, %ymm26
+	vpternlogd	$150, %ymm28, %ymm29, %ymm26
+	vpxorq	%ymm13, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm28
+	vpshufb	%ymm17, %ymm27, %ymm29
+	vpxorq	%ymm29, %ymm28, %ymm28
+	vgf2p8mulb	%ymm19, %ymm28, %ymm27
+	vpshufb	%ymm18, %ymm28, %ymm28
+	vmovdqa64	%ymm27, %ymm27
+	vpternlogd	$150, %ymm28, %ymm29, %ymm27
+	vpxorq	%ymm13, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vpxorq	%ymm14, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vpxorq	%ymm14, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
+	vpshufb	%ymm16, %ymm24, %ymm24
+	vpxorq	%ymm14, %ymm24, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
+	vpshufb	%ymm16, %ymm25, %ymm25
+	vpxorq	%ymm14, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
+	vpshufb	%ymm16, %ymm26, %ymm26
+	vpxorq	%ymm14, %ymm26, %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
+	vpshufb	%ymm16, %ymm27, %ymm27
+	vpxorq	%ymm14, %ymm27, %ymm27
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	vpxorq	64(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 64(%rsi)
+	vpxorq	96(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 96(%rsi)
+	vpxorq	128(%rdx), %ymm24, %ymm24
+	vmovdqu64	%ymm24, 128(%rsi)
+	vpxorq	160(%rdx), %ymm25, %ymm25
+	vmovdqu64	%ymm25, 160(%rsi)
+	vpxorq	192(%rdx), %ymm26, %ymm26
+	vmovdqu64	%ymm26, 192(%rsi)
+	vpxorq	224(%rdx), %ymm27, %ymm27
+	vmovdqu64	%ymm27, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
+.Laesgen_gfni256_face_none_xor_stream_unaligned8_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -5119,6 +9118,513 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_try2_256
 	cmpq	$248, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_try2_256
+	testq	$7, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm20, %ymm23
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm20
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm21
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm22
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm13, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vpxorq	%ymm14, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vpxorq	%ymm14, %ymm23, %ymm23
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	vpxorq	64(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 64(%rsi)
+	vpxorq	96(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
+.Laesgen_gfni256_face_none_xor_stream_unaligned4_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -5631,6 +10137,267 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_try1_256
 	cmpq	$252, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_try1_256
+	testq	$3, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm20, %ymm21
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm20
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
+.Laesgen_gfni256_face_none_xor_stream_unaligned2_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -5895,6 +10662,144 @@ aesgen_gfni256_face_none_xor_stream:
 	jb	.Laesgen_gfni256_face_none_xor_stream_single256
 	cmpq	$254, %r9
 	ja	.Laesgen_gfni256_face_none_xor_stream_single256
+	testq	$1, %r9
+	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_256
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
+.Laesgen_gfni256_face_none_xor_stream_unaligned1_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20

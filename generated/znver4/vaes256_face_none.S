@@ -758,6 +758,125 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try4_128
 	cmpq	$240, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_128
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm11, %ymm18
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm11
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm18, %ymm12
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm18, %ymm13
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm18, %ymm14
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus8(%rip), %ymm18, %ymm15
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus10(%rip), %ymm18, %ymm16
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus12(%rip), %ymm18, %ymm17
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus14(%rip), %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm13, %ymm13
+	vaesenclast	%ymm10, %ymm14, %ymm14
+	vaesenclast	%ymm10, %ymm15, %ymm15
+	vaesenclast	%ymm10, %ymm16, %ymm16
+	vaesenclast	%ymm10, %ymm17, %ymm17
+	vaesenclast	%ymm10, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	vpxorq	64(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, 64(%rsi)
+	vpxorq	96(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 96(%rsi)
+	vpxorq	128(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 128(%rsi)
+	vpxorq	160(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 160(%rsi)
+	vpxorq	192(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 192(%rsi)
+	vpxorq	224(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top128
+.Laesgen_vaes256_face_none_xor_stream_unaligned8_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -886,6 +1005,73 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try2_128
 	cmpq	$248, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_128
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm11, %ymm14
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm14, %ymm11
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm14, %ymm12
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm14, %ymm13
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm13, %ymm13
+	vaesenclast	%ymm10, %ymm14, %ymm14
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	vpxorq	64(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, 64(%rsi)
+	vpxorq	96(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top128
+.Laesgen_vaes256_face_none_xor_stream_unaligned4_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -958,6 +1144,47 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try1_128
 	cmpq	$252, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_128
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm11, %ymm12
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm12, %ymm11
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm12, %ymm12
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	vpxorq	32(%rdx), %ymm12, %ymm12
+	vmovdqu64	%ymm12, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top128
+.Laesgen_vaes256_face_none_xor_stream_unaligned2_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1002,6 +1229,34 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_single128
 	cmpq	$254, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_single128
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vinserti32x4	$1, %xmm11, %ymm11, %ymm11
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm11, %ymm11
+	vaesenc	%ymm1, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vpxorq	(%rdx), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top128
+.Laesgen_vaes256_face_none_xor_stream_unaligned1_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1099,6 +1354,141 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try4_192
 	cmpq	$240, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_192
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm20
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm13
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm20, %ymm14
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm20, %ymm15
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm20, %ymm16
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus8(%rip), %ymm20, %ymm17
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus10(%rip), %ymm20, %ymm18
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus12(%rip), %ymm20, %ymm19
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus14(%rip), %ymm20, %ymm20
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm19, %ymm19
+	vaesenc	%ymm1, %ymm20, %ymm20
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm19, %ymm19
+	vaesenc	%ymm2, %ymm20, %ymm20
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm19, %ymm19
+	vaesenc	%ymm3, %ymm20, %ymm20
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm19, %ymm19
+	vaesenc	%ymm4, %ymm20, %ymm20
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm19, %ymm19
+	vaesenc	%ymm5, %ymm20, %ymm20
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm19, %ymm19
+	vaesenc	%ymm6, %ymm20, %ymm20
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm19, %ymm19
+	vaesenc	%ymm7, %ymm20, %ymm20
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm19, %ymm19
+	vaesenc	%ymm8, %ymm20, %ymm20
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm19, %ymm19
+	vaesenc	%ymm9, %ymm20, %ymm20
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm17, %ymm17
+	vaesenc	%ymm10, %ymm18, %ymm18
+	vaesenc	%ymm10, %ymm19, %ymm19
+	vaesenc	%ymm10, %ymm20, %ymm20
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm17, %ymm17
+	vaesenc	%ymm11, %ymm18, %ymm18
+	vaesenc	%ymm11, %ymm19, %ymm19
+	vaesenc	%ymm11, %ymm20, %ymm20
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm15, %ymm15
+	vaesenclast	%ymm12, %ymm16, %ymm16
+	vaesenclast	%ymm12, %ymm17, %ymm17
+	vaesenclast	%ymm12, %ymm18, %ymm18
+	vaesenclast	%ymm12, %ymm19, %ymm19
+	vaesenclast	%ymm12, %ymm20, %ymm20
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
+	vpxorq	128(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 128(%rsi)
+	vpxorq	160(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 160(%rsi)
+	vpxorq	192(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 192(%rsi)
+	vpxorq	224(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top192
+.Laesgen_vaes256_face_none_xor_stream_unaligned8_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1243,6 +1633,81 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try2_192
 	cmpq	$248, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_192
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm16
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm13
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm14
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm16, %ymm15
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm15, %ymm15
+	vaesenclast	%ymm12, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top192
+.Laesgen_vaes256_face_none_xor_stream_unaligned4_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1323,6 +1788,51 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try1_192
 	cmpq	$252, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_192
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm14
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm14, %ymm13
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm14, %ymm14
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm14, %ymm14
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm14, %ymm14
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm14, %ymm14
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm14, %ymm14
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm14, %ymm14
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm14, %ymm14
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm14, %ymm14
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm14, %ymm14
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm14, %ymm14
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm14, %ymm14
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm14, %ymm14
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm14, %ymm14
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top192
+.Laesgen_vaes256_face_none_xor_stream_unaligned2_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1371,6 +1881,36 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_single192
 	cmpq	$254, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_single192
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm13, %ymm13
+	vaesenc	%ymm1, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top192
+.Laesgen_vaes256_face_none_xor_stream_unaligned1_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1474,6 +2014,157 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try4_256
 	cmpq	$240, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_256
+	testq	$15, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm22
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm22, %ymm15
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm22, %ymm16
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm22, %ymm17
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm22, %ymm18
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus8(%rip), %ymm22, %ymm19
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus10(%rip), %ymm22, %ymm20
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus12(%rip), %ymm22, %ymm21
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus14(%rip), %ymm22, %ymm22
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm19, %ymm19
+	vaesenc	%ymm1, %ymm20, %ymm20
+	vaesenc	%ymm1, %ymm21, %ymm21
+	vaesenc	%ymm1, %ymm22, %ymm22
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm19, %ymm19
+	vaesenc	%ymm2, %ymm20, %ymm20
+	vaesenc	%ymm2, %ymm21, %ymm21
+	vaesenc	%ymm2, %ymm22, %ymm22
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm19, %ymm19
+	vaesenc	%ymm3, %ymm20, %ymm20
+	vaesenc	%ymm3, %ymm21, %ymm21
+	vaesenc	%ymm3, %ymm22, %ymm22
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm19, %ymm19
+	vaesenc	%ymm4, %ymm20, %ymm20
+	vaesenc	%ymm4, %ymm21, %ymm21
+	vaesenc	%ymm4, %ymm22, %ymm22
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm19, %ymm19
+	vaesenc	%ymm5, %ymm20, %ymm20
+	vaesenc	%ymm5, %ymm21, %ymm21
+	vaesenc	%ymm5, %ymm22, %ymm22
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm19, %ymm19
+	vaesenc	%ymm6, %ymm20, %ymm20
+	vaesenc	%ymm6, %ymm21, %ymm21
+	vaesenc	%ymm6, %ymm22, %ymm22
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm19, %ymm19
+	vaesenc	%ymm7, %ymm20, %ymm20
+	vaesenc	%ymm7, %ymm21, %ymm21
+	vaesenc	%ymm7, %ymm22, %ymm22
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm19, %ymm19
+	vaesenc	%ymm8, %ymm20, %ymm20
+	vaesenc	%ymm8, %ymm21, %ymm21
+	vaesenc	%ymm8, %ymm22, %ymm22
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm19, %ymm19
+	vaesenc	%ymm9, %ymm20, %ymm20
+	vaesenc	%ymm9, %ymm21, %ymm21
+	vaesenc	%ymm9, %ymm22, %ymm22
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm17, %ymm17
+	vaesenc	%ymm10, %ymm18, %ymm18
+	vaesenc	%ymm10, %ymm19, %ymm19
+	vaesenc	%ymm10, %ymm20, %ymm20
+	vaesenc	%ymm10, %ymm21, %ymm21
+	vaesenc	%ymm10, %ymm22, %ymm22
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm17, %ymm17
+	vaesenc	%ymm11, %ymm18, %ymm18
+	vaesenc	%ymm11, %ymm19, %ymm19
+	vaesenc	%ymm11, %ymm20, %ymm20
+	vaesenc	%ymm11, %ymm21, %ymm21
+	vaesenc	%ymm11, %ymm22, %ymm22
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm17, %ymm17
+	vaesenc	%ymm12, %ymm18, %ymm18
+	vaesenc	%ymm12, %ymm19, %ymm19
+	vaesenc	%ymm12, %ymm20, %ymm20
+	vaesenc	%ymm12, %ymm21, %ymm21
+	vaesenc	%ymm12, %ymm22, %ymm22
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm17, %ymm17
+	vaesenc	%ymm13, %ymm18, %ymm18
+	vaesenc	%ymm13, %ymm19, %ymm19
+	vaesenc	%ymm13, %ymm20, %ymm20
+	vaesenc	%ymm13, %ymm21, %ymm21
+	vaesenc	%ymm13, %ymm22, %ymm22
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm17, %ymm17
+	vaesenclast	%ymm14, %ymm18, %ymm18
+	vaesenclast	%ymm14, %ymm19, %ymm19
+	vaesenclast	%ymm14, %ymm20, %ymm20
+	vaesenclast	%ymm14, %ymm21, %ymm21
+	vaesenclast	%ymm14, %ymm22, %ymm22
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
+	vpxorq	128(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 128(%rsi)
+	vpxorq	160(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 160(%rsi)
+	vpxorq	192(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 192(%rsi)
+	vpxorq	224(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top256
+.Laesgen_vaes256_face_none_xor_stream_unaligned8_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -1634,6 +2325,89 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try2_256
 	cmpq	$248, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_256
+	testq	$7, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm18
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm15
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm18, %ymm16
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus4(%rip), %ymm18, %ymm17
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus6(%rip), %ymm18, %ymm18
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm17, %ymm17
+	vaesenc	%ymm1, %ymm18, %ymm18
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm17, %ymm17
+	vaesenc	%ymm2, %ymm18, %ymm18
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm17, %ymm17
+	vaesenc	%ymm3, %ymm18, %ymm18
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm17, %ymm17
+	vaesenc	%ymm4, %ymm18, %ymm18
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm17, %ymm17
+	vaesenc	%ymm5, %ymm18, %ymm18
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm17, %ymm17
+	vaesenc	%ymm6, %ymm18, %ymm18
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm17, %ymm17
+	vaesenc	%ymm7, %ymm18, %ymm18
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm17, %ymm17
+	vaesenc	%ymm8, %ymm18, %ymm18
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm17, %ymm17
+	vaesenc	%ymm9, %ymm18, %ymm18
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm17, %ymm17
+	vaesenc	%ymm10, %ymm18, %ymm18
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm17, %ymm17
+	vaesenc	%ymm11, %ymm18, %ymm18
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm17, %ymm17
+	vaesenc	%ymm12, %ymm18, %ymm18
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm17, %ymm17
+	vaesenc	%ymm13, %ymm18, %ymm18
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm17, %ymm17
+	vaesenclast	%ymm14, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top256
+.Laesgen_vaes256_face_none_xor_stream_unaligned4_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -1722,6 +2496,55 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_try1_256
 	cmpq	$252, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_256
+	testq	$3, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm16
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm15
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm16
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm16, %ymm16
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm16, %ymm16
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm16, %ymm16
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm16, %ymm16
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm16, %ymm16
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm16, %ymm16
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm16, %ymm16
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm16, %ymm16
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm16, %ymm16
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm16, %ymm16
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm16, %ymm16
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm16, %ymm16
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm16, %ymm16
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top256
+.Laesgen_vaes256_face_none_xor_stream_unaligned2_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -1774,6 +2597,38 @@ aesgen_vaes256_face_none_xor_stream:
 	jb	.Laesgen_vaes256_face_none_xor_stream_single256
 	cmpq	$254, %r9
 	ja	.Laesgen_vaes256_face_none_xor_stream_single256
+	testq	$1, %r9
+	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	.Laesgen_vaes256_face_none_xor_stream_lanes256_plus0(%rip), %ymm15, %ymm15
+	vaesenc	%ymm1, %ymm15, %ymm15
+	vaesenc	%ymm2, %ymm15, %ymm15
+	vaesenc	%ymm3, %ymm15, %ymm15
+	vaesenc	%ymm4, %ymm15, %ymm15
+	vaesenc	%ymm5, %ymm15, %ymm15
+	vaesenc	%ymm6, %ymm15, %ymm15
+	vaesenc	%ymm7, %ymm15, %ymm15
+	vaesenc	%ymm8, %ymm15, %ymm15
+	vaesenc	%ymm9, %ymm15, %ymm15
+	vaesenc	%ymm10, %ymm15, %ymm15
+	vaesenc	%ymm11, %ymm15, %ymm15
+	vaesenc	%ymm12, %ymm15, %ymm15
+	vaesenc	%ymm13, %ymm15, %ymm15
+	vaesenclast	%ymm14, %ymm15, %ymm15
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_vaes256_face_none_xor_stream_top256
+.Laesgen_vaes256_face_none_xor_stream_unaligned1_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15

@@ -758,6 +758,125 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_try4_128
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_try4_128
+	testq	$31, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned8_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm18
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm11
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm12
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm13
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm14
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus16(%rip), %zmm18, %zmm15
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus20(%rip), %zmm18, %zmm16
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus24(%rip), %zmm18, %zmm17
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus28(%rip), %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	vpxorq	128(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rsi)
+	vpxorq	192(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rsi)
+	vpxorq	256(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rsi)
+	vpxorq	320(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rsi)
+	vpxorq	384(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rsi)
+	vpxorq	448(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top128
+.Laesgen_vaes512_face_none_xor_stream_unaligned8_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -886,6 +1005,73 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_try2_128
 	cmpq	$240, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_try2_128
+	testq	$15, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned4_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm14
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm11
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm12
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus8(%rip), %zmm14, %zmm13
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus12(%rip), %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	vpxorq	128(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rsi)
+	vpxorq	192(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top128
+.Laesgen_vaes512_face_none_xor_stream_unaligned4_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -958,6 +1144,47 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_try1_128
 	cmpq	$248, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_try1_128
+	testq	$7, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned2_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm12
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm12, %zmm11
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top128
+.Laesgen_vaes512_face_none_xor_stream_unaligned2_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1002,6 +1229,34 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_single128
 	cmpq	$252, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_single128
+	testq	$3, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned1_128
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top128
+.Laesgen_vaes512_face_none_xor_stream_unaligned1_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1099,6 +1354,141 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_try4_192
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_try4_192
+	testq	$31, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned8_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm20
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm13
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm20, %zmm14
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus8(%rip), %zmm20, %zmm15
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus12(%rip), %zmm20, %zmm16
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus16(%rip), %zmm20, %zmm17
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus20(%rip), %zmm20, %zmm18
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus24(%rip), %zmm20, %zmm19
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus28(%rip), %zmm20, %zmm20
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm19, %zmm19
+	vaesenc	%zmm1, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	vpxorq	256(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rsi)
+	vpxorq	320(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rsi)
+	vpxorq	384(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rsi)
+	vpxorq	448(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top192
+.Laesgen_vaes512_face_none_xor_stream_unaligned8_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1243,6 +1633,81 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_try2_192
 	cmpq	$240, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_try2_192
+	testq	$15, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned4_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm16
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm13
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm14
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus8(%rip), %zmm16, %zmm15
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus12(%rip), %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top192
+.Laesgen_vaes512_face_none_xor_stream_unaligned4_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1323,6 +1788,51 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_try1_192
 	cmpq	$248, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_try1_192
+	testq	$7, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned2_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm14
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm13
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top192
+.Laesgen_vaes512_face_none_xor_stream_unaligned2_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1371,6 +1881,36 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_single192
 	cmpq	$252, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_single192
+	testq	$3, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned1_192
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top192
+.Laesgen_vaes512_face_none_xor_stream_unaligned1_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1474,6 +2014,157 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_try4_256
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_try4_256
+	testq	$31, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned8_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm22
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm22, %zmm15
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm22, %zmm16
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus8(%rip), %zmm22, %zmm17
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus12(%rip), %zmm22, %zmm18
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus16(%rip), %zmm22, %zmm19
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus20(%rip), %zmm22, %zmm20
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus24(%rip), %zmm22, %zmm21
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus28(%rip), %zmm22, %zmm22
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm19, %zmm19
+	vaesenc	%zmm1, %zmm20, %zmm20
+	vaesenc	%zmm1, %zmm21, %zmm21
+	vaesenc	%zmm1, %zmm22, %zmm22
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm21, %zmm21
+	vaesenc	%zmm2, %zmm22, %zmm22
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm22, %zmm22
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm22, %zmm22
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm21, %zmm21
+	vaesenc	%zmm5, %zmm22, %zmm22
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm21, %zmm21
+	vaesenc	%zmm8, %zmm22, %zmm22
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm21, %zmm21
+	vaesenc	%zmm9, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm21, %zmm21
+	vaesenc	%zmm10, %zmm22, %zmm22
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm22, %zmm22
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm19, %zmm19
+	vaesenc	%zmm12, %zmm20, %zmm20
+	vaesenc	%zmm12, %zmm21, %zmm21
+	vaesenc	%zmm12, %zmm22, %zmm22
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm19, %zmm19
+	vaesenc	%zmm13, %zmm20, %zmm20
+	vaesenc	%zmm13, %zmm21, %zmm21
+	vaesenc	%zmm13, %zmm22, %zmm22
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm14, %zmm18, %zmm18
+	vaesenclast	%zmm14, %zmm19, %zmm19
+	vaesenclast	%zmm14, %zmm20, %zmm20
+	vaesenclast	%zmm14, %zmm21, %zmm21
+	vaesenclast	%zmm14, %zmm22, %zmm22
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	vpxorq	256(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 256(%rsi)
+	vpxorq	320(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 320(%rsi)
+	vpxorq	384(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 384(%rsi)
+	vpxorq	448(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top256
+.Laesgen_vaes512_face_none_xor_stream_unaligned8_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -1634,6 +2325,89 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_try2_256
 	cmpq	$240, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_try2_256
+	testq	$15, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned4_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm18
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm15
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm16
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm17
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm14, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top256
+.Laesgen_vaes512_face_none_xor_stream_unaligned4_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -1722,6 +2496,55 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_try1_256
 	cmpq	$248, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_try1_256
+	testq	$7, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned2_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm16
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm15
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top256
+.Laesgen_vaes512_face_none_xor_stream_unaligned2_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -1774,6 +2597,38 @@ aesgen_vaes512_face_none_xor_stream:
 	jb	.Laesgen_vaes512_face_none_xor_stream_single256
 	cmpq	$252, %r9
 	ja	.Laesgen_vaes512_face_none_xor_stream_single256
+	testq	$3, %r9
+	jne	.Laesgen_vaes512_face_none_xor_stream_unaligned1_256
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	.Laesgen_vaes512_face_none_xor_stream_lanes512_plus0(%rip), %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_none_xor_stream_top256
+.Laesgen_vaes512_face_none_xor_stream_unaligned1_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15

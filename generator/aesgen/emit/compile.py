@@ -31,7 +31,8 @@ class CompiledKernel:
     def stats(self) -> dict:
         xs = self.functions["xor_stream"]
         return {
-            "steady_state": {str(bits): steady_state_counts(xs, bits, self.spec.interleave)
+            "steady_state": {str(bits): steady_state_counts(
+                xs, bits, self.spec.interleave * self.spec.lanes)
                              for bits in self.spec.key_bits},
             "static_instructions": static_sizes(self.functions),
         }

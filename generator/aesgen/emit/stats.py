@@ -1,8 +1,8 @@
 """Static instruction counts of a compiled xor_stream, per 16-byte block and per phase.
 
 The steady state is the batch path of one key size (region ``steady-<bits>``): the loop head,
-the batch of ``interleave`` blocks and the step to the next batch. Its counts divided by the
-interleave are the per-block figures seed 000 (section 5.1) compares. The window refresh of
+the batch of ``blocks`` blocks and the step to the next batch. Its counts divided by the
+blocks are the per-block figures seed 000 (section 5.1) compares. The window refresh of
 FACE kernels runs once per 256 blocks and is reported on its own, and amortised.
 ``rounds_0_2_one_block`` counts rounds 0-2 on the one-block path, where every round key is
 loaded for that block alone: the "1 x 1" shape in which seed 000 counts 6 instructions for
@@ -17,7 +17,8 @@ from ..dsl.ir import Function
 PHASES = ("counter", "rounds_0_2", "rounds_3_nr", "load_xor_store", "loop")
 
 
-def steady_state_counts(xor_stream: Function, key_bits: int, interleave: int) -> dict:
+def steady_state_counts(xor_stream: Function, key_bits: int, blocks: int) -> dict:
+    """Per-block counts of the steady-state loop, which handles ``blocks`` blocks."""
     steady = Counter(ins.phase for ins in xor_stream.instructions()
                      if ins.region == f"steady-{key_bits}")
     refresh = sum(1 for ins in xor_stream.instructions()
@@ -25,8 +26,8 @@ def steady_state_counts(xor_stream: Function, key_bits: int, interleave: int) ->
     unknown = set(steady) - set(PHASES)
     if unknown:
         raise ValueError(f"steady-state code in phases without a report column: {unknown}")
-    per_block = {p: round(steady[p] / interleave, 3) for p in PHASES}
-    per_block["total"] = round(sum(steady.values()) / interleave, 3)
+    per_block = {p: round(steady[p] / blocks, 3) for p in PHASES}
+    per_block["total"] = round(sum(steady.values()) / blocks, 3)
     one_block = sum(1 for ins in xor_stream.instructions()
                     if ins.region == f"single-{key_bits}" and ins.phase == "rounds_0_2")
     return {

@@ -298,6 +298,8 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
         with b.region(region):
             if n > 0:
                 b.bind(tries[n])
+            unaligned = b.label(f"unaligned{m}_{bits}")
+            pow2 = blocks & (blocks - 1) == 0
             with b.phase("loop"):
                 a.cmp(length, Imm(16 * blocks))
                 a.jb(tries[n + 1])
@@ -306,7 +308,15 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
                 if face != "none":
                     a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
                     a.jne(fill)
-            _batch(k, b, v, bits, s, m, spec.width, "fast" if face != "none" else "full")
+                elif pow2:
+                    a.test(idx, Imm(blocks - 1))
+                    a.jne(unaligned)
+            _batch(k, b, v, bits, s, m, spec.width,
+                   "fast" if face != "none" else ("aligned" if pow2 else "full"))
+        if face == "none" and pow2:
+            with b.region(f"unaligned{m}-{bits}"):
+                b.bind(unaligned)
+                _batch(k, b, v, bits, s, m, spec.width, "full")
         if face != "none":
             with b.region(f"fill{m}-{bits}"):
                 b.bind(fill)
@@ -350,7 +360,10 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
     """m registers of width bits (m * lanes blocks) whose in15 run idx.. without wrapping.
 
     mode "full": every round computed; "fast": rounds up to the FACE level come from the
-    cache and table; "fill": every round computed and the table entries stored.
+    cache and table; "fill": every round computed and the table entries stored; "aligned":
+    like full, for a batch whose first in15 is a multiple of its block count, so adding
+    j < blocks to in15 never carries and equals XOR: block j XOR round key 0 is then
+    (counter ^ key0) ^ j, one XOR a register instead of an add and an XOR.
     A single xmm block (m == 1, width 128) may also be the partial last one (len < 16).
     """
     spec, a, nr, face = k.spec, b.asm, ROUNDS[bits], k.spec.face
@@ -360,7 +373,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
     blocks = [b.vec(width) for _ in range(m)]
     r1_entry = 4 if width == 128 and k.r1_entry == 4 else 16
     table_ptr = cache = None
-    if mode != "full":
+    if mode in ("fast", "fill"):
         with b.phase("counter"):
             table_ptr = b.gp()
             if face == "r1" and k.r1_entry == 4:
@@ -372,7 +385,25 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
         cache = b.vec(width)
         with b.phase("rounds_0_2"):
             v.broadcast_lane(cache, _m(128, s.ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2))
-    if mode == "fast":
+    if mode == "aligned":
+        with b.phase("counter"):
+            ctr = k.counter_block(b, v, s.lo, s.hi)
+            base = ctr
+            if width > 128:
+                base = b.vec(width)
+                v.broadcast_register(base, ctr)
+        with b.phase("rounds_0_2"):
+            keyed = b.vec(width)
+            v.xor(keyed, base, s.keys.get(b, v, 0, width))     # round 0 once a batch
+            for i, x in enumerate(blocks):
+                if i == 0 and lanes == 1:
+                    v.copy(x, keyed)
+                else:
+                    inc = b.const(f"lanes{width}_plus{i * lanes}",
+                                  _lane_offsets(lanes, i * lanes), align=min(64, width // 8))
+                    v.xor(x, keyed, inc)
+            k.engine.rounds(k, b, v, s.keys, blocks, 1, 2, nr)
+    elif mode == "fast":
         with b.phase("rounds_0_2"):
             for i, x in enumerate(blocks):
                 step = lanes * (r1_entry if face == "r1" else 16)

@@ -27,7 +27,7 @@ def render_table(rows: list[dict]) -> str:
     cols = list(PHASES) + ["total"]
     head = f"{'kernel':<18}{'key':>5} " + "".join(f"{HEADINGS[c]:>15}" for c in cols)
     head += f"{'refresh/window':>16}{'(per block)':>13}{'rounds 0-2, 1 block':>21}"
-    lines = ["instructions per 16-byte block, steady-state loop (static count / interleave);",
+    lines = ["instructions per 16-byte block, steady-state loop (static count / blocks an iteration);",
              "last column: rounds 0-2 on the one-block path (seed 000 counts 6 for AES-NI, "
              "3 for FACE r2)",
              head, "-" * len(head)]
