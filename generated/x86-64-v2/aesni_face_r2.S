@@ -762,29 +762,21 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm7
-	movdqu	(%r9), %xmm1
 	movdqa	%xmm7, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqu	16(%r9), %xmm2
+	pxor	(%r9), %xmm0
 	movdqa	%xmm7, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqu	32(%r9), %xmm3
+	pxor	16(%r9), %xmm1
 	movdqa	%xmm7, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqu	48(%r9), %xmm4
+	pxor	32(%r9), %xmm2
 	movdqa	%xmm7, %xmm3
-	pxor	%xmm4, %xmm3
-	movdqu	64(%r9), %xmm5
+	pxor	48(%r9), %xmm3
 	movdqa	%xmm7, %xmm4
-	pxor	%xmm5, %xmm4
-	movdqu	80(%r9), %xmm6
+	pxor	64(%r9), %xmm4
 	movdqa	%xmm7, %xmm5
-	pxor	%xmm6, %xmm5
-	movdqu	96(%r9), %xmm8
+	pxor	80(%r9), %xmm5
 	movdqa	%xmm7, %xmm6
-	pxor	%xmm8, %xmm6
-	movdqu	112(%r9), %xmm8
-	pxor	%xmm8, %xmm7
+	pxor	96(%r9), %xmm6
+	pxor	112(%r9), %xmm7
 	movdqa	48(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -1079,17 +1071,13 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm3
-	movdqu	(%r9), %xmm1
 	movdqa	%xmm3, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqu	16(%r9), %xmm2
+	pxor	(%r9), %xmm0
 	movdqa	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqu	32(%r9), %xmm4
+	pxor	16(%r9), %xmm1
 	movdqa	%xmm3, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqu	48(%r9), %xmm4
-	pxor	%xmm4, %xmm3
+	pxor	32(%r9), %xmm2
+	pxor	48(%r9), %xmm3
 	movdqa	48(%rdi), %xmm4
 	aesenc	%xmm4, %xmm0
 	aesenc	%xmm4, %xmm1
@@ -1264,11 +1252,9 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm1
-	movdqu	(%r9), %xmm2
 	movdqa	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm1
+	pxor	(%r9), %xmm0
+	pxor	16(%r9), %xmm1
 	movdqa	48(%rdi), %xmm2
 	aesenc	%xmm2, %xmm0
 	aesenc	%xmm2, %xmm1
@@ -1379,8 +1365,7 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm0
-	movdqu	(%r9), %xmm1
-	pxor	%xmm1, %xmm0
+	pxor	(%r9), %xmm0
 	movdqa	48(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	64(%rdi), %xmm1
@@ -1556,29 +1541,21 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm7
-	movdqu	(%r9), %xmm1
 	movdqa	%xmm7, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqu	16(%r9), %xmm2
+	pxor	(%r9), %xmm0
 	movdqa	%xmm7, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqu	32(%r9), %xmm3
+	pxor	16(%r9), %xmm1
 	movdqa	%xmm7, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqu	48(%r9), %xmm4
+	pxor	32(%r9), %xmm2
 	movdqa	%xmm7, %xmm3
-	pxor	%xmm4, %xmm3
-	movdqu	64(%r9), %xmm5
+	pxor	48(%r9), %xmm3
 	movdqa	%xmm7, %xmm4
-	pxor	%xmm5, %xmm4
-	movdqu	80(%r9), %xmm6
+	pxor	64(%r9), %xmm4
 	movdqa	%xmm7, %xmm5
-	pxor	%xmm6, %xmm5
-	movdqu	96(%r9), %xmm8
+	pxor	80(%r9), %xmm5
 	movdqa	%xmm7, %xmm6
-	pxor	%xmm8, %xmm6
-	movdqu	112(%r9), %xmm8
-	pxor	%xmm8, %xmm7
+	pxor	96(%r9), %xmm6
+	pxor	112(%r9), %xmm7
 	movdqa	48(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -1909,17 +1886,13 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm3
-	movdqu	(%r9), %xmm1
 	movdqa	%xmm3, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqu	16(%r9), %xmm2
+	pxor	(%r9), %xmm0
 	movdqa	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqu	32(%r9), %xmm4
+	pxor	16(%r9), %xmm1
 	movdqa	%xmm3, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqu	48(%r9), %xmm4
-	pxor	%xmm4, %xmm3
+	pxor	32(%r9), %xmm2
+	pxor	48(%r9), %xmm3
 	movdqa	48(%rdi), %xmm4
 	aesenc	%xmm4, %xmm0
 	aesenc	%xmm4, %xmm1
@@ -2114,11 +2087,9 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm1
-	movdqu	(%r9), %xmm2
 	movdqa	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm1
+	pxor	(%r9), %xmm0
+	pxor	16(%r9), %xmm1
 	movdqa	48(%rdi), %xmm2
 	aesenc	%xmm2, %xmm0
 	aesenc	%xmm2, %xmm1
@@ -2241,8 +2212,7 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm0
-	movdqu	(%r9), %xmm1
-	pxor	%xmm1, %xmm0
+	pxor	(%r9), %xmm0
 	movdqa	48(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	64(%rdi), %xmm1
@@ -2426,29 +2396,21 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm7
-	movdqu	(%r9), %xmm1
 	movdqa	%xmm7, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqu	16(%r9), %xmm2
+	pxor	(%r9), %xmm0
 	movdqa	%xmm7, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqu	32(%r9), %xmm3
+	pxor	16(%r9), %xmm1
 	movdqa	%xmm7, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqu	48(%r9), %xmm4
+	pxor	32(%r9), %xmm2
 	movdqa	%xmm7, %xmm3
-	pxor	%xmm4, %xmm3
-	movdqu	64(%r9), %xmm5
+	pxor	48(%r9), %xmm3
 	movdqa	%xmm7, %xmm4
-	pxor	%xmm5, %xmm4
-	movdqu	80(%r9), %xmm6
+	pxor	64(%r9), %xmm4
 	movdqa	%xmm7, %xmm5
-	pxor	%xmm6, %xmm5
-	movdqu	96(%r9), %xmm8
+	pxor	80(%r9), %xmm5
 	movdqa	%xmm7, %xmm6
-	pxor	%xmm8, %xmm6
-	movdqu	112(%r9), %xmm8
-	pxor	%xmm8, %xmm7
+	pxor	96(%r9), %xmm6
+	pxor	112(%r9), %xmm7
 	movdqa	48(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -2815,17 +2777,13 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm3
-	movdqu	(%r9), %xmm1
 	movdqa	%xmm3, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqu	16(%r9), %xmm2
+	pxor	(%r9), %xmm0
 	movdqa	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqu	32(%r9), %xmm4
+	pxor	16(%r9), %xmm1
 	movdqa	%xmm3, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqu	48(%r9), %xmm4
-	pxor	%xmm4, %xmm3
+	pxor	32(%r9), %xmm2
+	pxor	48(%r9), %xmm3
 	movdqa	48(%rdi), %xmm4
 	aesenc	%xmm4, %xmm0
 	aesenc	%xmm4, %xmm1
@@ -3040,11 +2998,9 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm1
-	movdqu	(%r9), %xmm2
 	movdqa	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm1
+	pxor	(%r9), %xmm0
+	pxor	16(%r9), %xmm1
 	movdqa	48(%rdi), %xmm2
 	aesenc	%xmm2, %xmm0
 	aesenc	%xmm2, %xmm1
@@ -3179,8 +3135,7 @@ aesgen_aesni_face_r2_xor_stream:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm0
-	movdqu	(%r9), %xmm1
-	pxor	%xmm1, %xmm0
+	pxor	(%r9), %xmm0
 	movdqa	48(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	64(%rdi), %xmm1

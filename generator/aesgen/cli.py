@@ -77,6 +77,21 @@ def _native_preset():
     return choose_native_preset(host, cpu=cpu)
 
 
+def _preset_named(cpu: str):
+    """The preset --cpu names (`native`: the one for this CPU)."""
+    return _native_preset()[0] if cpu == "native" else find_preset(cpu)
+
+
+def _output_folder(output: str) -> Path:
+    """Create the report folder, or say in one line why it cannot be."""
+    out_dir = Path(output)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot write to output folder {out_dir}: {e.strerror}")
+    return out_dir
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="aesgen")
 def main() -> None:
@@ -238,7 +253,7 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
     from .report.compare import (compare_kernels, plot_compare, render_compare,
                                  render_markdown)
 
-    preset = _native_preset()[0] if cpu == "native" else find_preset(cpu)
+    preset = _preset_named(cpu)
     key_bits = _split_list(keys, KEY_BITS, "key size", int)
     req = GenerateRequest(preset, tuple(m.variant for m in preset.methods), FACE_LEVELS,
                           KEY_BITS, "aesgen_", "aesgen compare")
@@ -253,11 +268,7 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
     cpus = tuple(dict.fromkeys(
         [c.strip() for c in mca_cpus.split(",") if c.strip()] if mca_cpus
         else [preset.mca_cpu, "icelake-server", "skylake"]))
-    out_dir = Path(output)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"cannot write to output folder {out_dir}: {e.strerror}")
+    out_dir = _output_folder(output)
     compiled = []
     for spec in specs:
         click.echo(f"aesgen: compiling {spec.name} ...", err=True)
@@ -305,7 +316,7 @@ def bench(cpu, name_filter, sizes, keys, quick, repetitions, output) -> None:
     from .build.configure import write_build_ninja
     from .report import bench as B
 
-    preset = _native_preset()[0] if cpu == "native" else find_preset(cpu)
+    preset = _preset_named(cpu)
     folder = ROOT / "generated" / preset.name
     if not (folder / "manifest.json").exists():
         raise UserError(f"no generated set for preset {preset.name} in {folder}; run "
@@ -318,11 +329,7 @@ def bench(cpu, name_filter, sizes, keys, quick, repetitions, output) -> None:
             re.compile(name_filter)
         except re.error as e:
             raise UserError(f"bad --filter regular expression {name_filter!r}: {e}")
-    out_dir = Path(output)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"cannot write to output folder {out_dir}: {e.strerror}")
+    out_dir = _output_folder(output)
     builddir = ROOT / "build"
     write_build_ninja(ROOT, builddir, "aesgen bench")
     target = builddir / preset.name / "aesgen_bench"
@@ -434,7 +441,7 @@ def paper(ctx, cpu, bench_json, quick) -> None:
     from .emit.generate import GenerateRequest, plan_kernels
     from .report import paper as P
 
-    preset = _native_preset()[0] if cpu == "native" else find_preset(cpu)
+    preset = _preset_named(cpu)
     req = GenerateRequest(preset, tuple(m.variant for m in preset.methods), FACE_LEVELS,
                           KEY_BITS, "aesgen_", "aesgen paper")
     compiled = [compile_kernel(spec) for spec in plan_kernels(req)]

@@ -395,13 +395,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
         with b.phase("rounds_0_2"):
             keyed = b.vec(width)
             v.xor(keyed, base, s.keys.get(b, v, 0, width))     # round 0 once a batch
-            for i, x in enumerate(blocks):
-                if i == 0 and lanes == 1:
-                    v.copy(x, keyed)
-                else:
-                    inc = b.const(f"lanes{width}_plus{i * lanes}",
-                                  _lane_offsets(lanes, i * lanes), align=min(64, width // 8))
-                    v.xor(x, keyed, inc)
+            _spread_blocks(b, v, blocks, keyed, v.xor)
             k.engine.rounds(k, b, v, s.keys, blocks, 1, 2, nr)
     elif mode == "fast":
         with b.phase("rounds_0_2"):
@@ -411,7 +405,9 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
                     v.load_u32(x, _m(32, table_ptr, 4 * i))
                     v.xor(x, x, cache)
                 else:
-                    v.xor(x, cache, _m(width, table_ptr, step * i), unaligned=True)
+                    # entries are 16-byte aligned (the table is 64-aligned): legacy SSE
+                    # may XOR them from memory directly
+                    v.xor(x, cache, _m(width, table_ptr, step * i))
             if face == "r1":
                 k.engine.rounds(k, b, v, s.keys, blocks, 2, 2, nr)
     else:
@@ -421,13 +417,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             if width > 128:
                 base = b.vec(width)
                 v.broadcast_register(base, ctr)
-            for i, x in enumerate(blocks):
-                if i == 0 and lanes == 1:
-                    v.copy(x, base)
-                else:
-                    inc = b.const(f"lanes{width}_plus{i * lanes}",
-                                  _lane_offsets(lanes, i * lanes), align=min(64, width // 8))
-                    v.add_bytes(x, base, inc)
+            _spread_blocks(b, v, blocks, base, v.add_bytes)
         with b.phase("rounds_0_2"):
             if mode == "full":
                 k.engine.rounds(k, b, v, s.keys, blocks, 0, 2, nr)
@@ -475,6 +465,21 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
         a.jmp(s.top)
     if partial is not None:
         _partial_tail(b, v, s, blocks[0], partial)
+
+
+def _spread_blocks(b: KernelBuilder, v: VectorOps, blocks: list[Reg], base: Reg,
+                   combine) -> None:
+    """blocks[i] = combine(base, in15 offsets of register i's lanes): add_bytes for any
+    batch, XOR for an aligned one (where the offsets cannot carry)."""
+    width = base.width
+    lanes = width // 128
+    for i, x in enumerate(blocks):
+        if i == 0 and lanes == 1:
+            v.copy(x, base)
+        else:
+            offsets = b.const(f"lanes{width}_plus{i * lanes}", _lane_offsets(lanes, i * lanes),
+                              align=min(64, width // 8))
+            combine(x, base, offsets)
 
 
 def _scaled(b: KernelBuilder, idx: Reg, shift: int) -> Reg:
