@@ -213,22 +213,42 @@ def generate(cpu, methods, faces, keys, prefix, output) -> None:
 
 
 @main.command()
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path), required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
-def stats(directory: Path, as_json: bool) -> None:
+@click.option("--netlists", is_flag=True,
+              help="Also the bitsliced S-box netlists: gates, and instructions per lowering "
+                   "strategy (two-operand SSE, AVX, VPTERNLOGD, NEON).")
+def stats(directory: Path | None, as_json: bool, netlists: bool) -> None:
     """Instructions per 16-byte block of each kernel's steady-state loop, by phase.
 
     Phases follow seed 000 section 5.1: counter handling, rounds 0-2, rounds 3..Nr,
     load/XOR/store, plus loop control; the FACE window refresh (once per 256 blocks) is
-    shown per window and amortised per block.
+    shown per window and amortised per block. DIRECTORY is a generated set (it reads its
+    manifest.json); with --netlists it may be left out.
     """
     from .report.stats_table import load_counts, render_table
 
-    try:
-        rows = load_counts(directory)
-    except (OSError, ValueError, KeyError) as e:
-        raise UserError(f"{directory} is not a generated set (manifest.json: {e})")
-    click.echo(json.dumps(rows, indent=2) if as_json else render_table(rows), nl=not as_json)
+    if directory is None and not netlists:
+        raise UserError("give a generated folder (e.g. generated/znver4), or --netlists")
+    out: dict = {}
+    if directory is not None:
+        try:
+            out["kernels"] = load_counts(directory)
+        except (OSError, ValueError, KeyError) as e:
+            raise UserError(f"{directory} is not a generated set (manifest.json: {e})")
+    if netlists:
+        from .netlist.report import netlist_report
+        out["netlists"] = netlist_report()
+    if as_json:
+        click.echo(json.dumps(out.get("kernels", []) if not netlists else out, indent=2))
+        return
+    if "kernels" in out:
+        click.echo(render_table(out["kernels"]), nl=False)
+    if netlists:
+        from .netlist.report import render_netlist_table
+        click.echo("\nbitsliced AES S-box netlists, instructions per lowering strategy "
+                   "(8 blocks per register set)")
+        click.echo(render_netlist_table(out["netlists"]))
 
 
 @main.command()

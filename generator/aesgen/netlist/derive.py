@@ -18,14 +18,22 @@ recursively down to GF(4), where the inverse is the square (linear). GF(q) produ
 Karatsuba: a1b1, a0b0, (a1+a0)(b1+b0), recombined linearly. That makes 9 + 9 + 18 = 36 AND
 gates; everything else is XOR.
 
-Every wire is tracked as a *linear form* over "atoms" (the 8 input bits and the AND gates'
-outputs). AND operands and the 8 outputs are such forms; the change of basis into the
-tower, the affine output map and the 0x63 constant are folded into them. A greedy pass in
-the style of Paar ("Optimized arithmetic for Reed-Solomon encoders", ISIT 1997) then builds
-all forms at once from shared pairwise XORs (the pair occurring in the most forms first,
-ties broken by a seeded random choice), and an output whose form has constant 1 ends in an
-XNOR (or a NOT where its last XOR is shared). ``search`` tries every tower (432 basis
-choices) with several tie-break seeds and keeps the smallest circuit.
+Every wire is tracked as a *linear form* over "atoms" (the 8 input bits, the AND gates'
+outputs and, optionally, wires given to the norm d and its inverse). AND operands and the
+8 outputs are such forms; the change of basis into the tower, the affine output map and
+the 0x63 constant are folded into them. The forms are then built from shared XORs, stage
+by stage (a form may use only wires of its own stage or earlier, so sharing never makes a
+cycle), by either
+  * ``slp``: the shortest-linear-program heuristic of Boyar and Peralta ("A new
+    combinational logic minimization technique with applications to cryptology", SEA
+    2010): keep the distance of every target from the wires built so far and add the XOR
+    of two wires that reduces the total distance most; cancellation is allowed; or
+  * ``paar``: Paar's greedy ("Optimized arithmetic for Reed-Solomon encoders", ISIT 1997):
+    the pair of wires occurring together in the most targets first, no cancellation.
+Ties are broken by a seeded random choice. An output whose form has constant 1 ends in an
+XNOR; when that XOR also feeds other XORs they are flipped to XNOR too, so they compute
+what they did, and a NOT is used only where that cannot work. ``search`` tries every
+tower (432 basis choices) with several tie-break seeds and keeps the smallest circuit.
 """
 from __future__ import annotations
 
@@ -89,13 +97,6 @@ class Level:
     def coords(self, e: int) -> tuple[int, ...]:
         return self._coords[e]
 
-    def element(self, bits) -> int:
-        e = 0
-        for bit, b in zip(bits, self.basis):
-            if bit:
-                e ^= b
-        return e
-
     @property
     def q(self) -> int:
         """Size of the subfield: this level is GF(q^2)."""
@@ -143,26 +144,30 @@ class Tower:
 
 
 def all_towers() -> list[Tower]:
-    """Every tower with trace-1 defining polynomials: 432 basis choices (Canright's count)."""
+    """Every tower with trace-1 defining polynomials: 432 basis choices (Canright's count).
+
+    A normal basis {g^q, g} is the same for both roots of the polynomial, a polynomial
+    basis {g, 1} is not: 3 choices at each level, times 2 for N and 8 for nu.
+    """
     towers = []
     w_roots = roots((1, 1, 1))
     gf4 = [0, 1, *w_roots]
+    gf16 = [e for e in range(256) if gf_pow(e, 16) == e]
+
+    def extends(sub: list[int], coeffs) -> list[int]:
+        """Roots of an irreducible quadratic over ``sub`` (none there, two in GF(2^8))."""
+        r = roots(coeffs)
+        return r if len(r) == 2 and not any(x in sub for x in r) else []
+
     for w_normal in (True, False):
         for w in (w_roots[:1] if w_normal else w_roots):
             for n in gf4:
-                z_roots = roots((1, 1, n))
-                if n in (0, 1) or len(z_roots) != 2 or any(gf_pow(z, 16) != z for z in z_roots):
-                    continue
-                gf16 = [e for e in range(256) if gf_pow(e, 16) == e]
-                if any(r in gf4 for r in z_roots):
-                    continue      # z^2+z+N splits over GF(4): not a field extension
-                for z_normal in (True, False):
+                z_roots = extends(gf4, (1, 1, n))
+                for z_normal in (True, False) if z_roots else ():
                     for z in (z_roots[:1] if z_normal else z_roots):
                         for nu in gf16:
-                            y_roots = roots((1, 1, nu))
-                            if len(y_roots) != 2 or any(r in gf16 for r in y_roots):
-                                continue
-                            for y_normal in (True, False):
+                            y_roots = extends(gf16, (1, 1, nu))
+                            for y_normal in (True, False) if y_roots else ():
                                 for y in (y_roots[:1] if y_normal else y_roots):
                                     towers.append(Tower(w, w_normal, n, z, z_normal,
                                                         nu, y, y_normal))
@@ -584,3 +589,69 @@ def search(seeds: int = 4, towers: list[Tower] | None = None, methods=("slp",),
                         if progress:
                             progress(f"{n.size} gates: {n.source}")
     return best
+
+
+# ------------------------------------------------------------------------------------------
+# the derived circuits kept in library/
+# ------------------------------------------------------------------------------------------
+
+# Chosen by ``search()`` over all 432 towers, with and without materializing the norm and
+# its inverse, tie-break seeds None and 0..3 (python -m aesgen.netlist.derive --search).
+# The smallest found: 121 gates (36 AND, 81 XOR, 4 XNOR), normal bases at every level.
+DERIVED = {
+    "tower": dict(tower=Tower(w=0xBC, w_normal=True, n=0xBC, z=0x5C, z_normal=True,
+                              nu=0xEC, y=0xFE, y_normal=True),
+                  seed=1, materialize=True, method="slp"),
+}
+
+
+def derived_netlist(name: str) -> Netlist:
+    p = DERIVED[name]
+    return build_netlist(p["tower"], p["seed"], method=p["method"],
+                         materialize=p["materialize"], name=name)
+
+
+def derived_text(name: str) -> str:
+    """The library file for a derived circuit: a comment header, then the netlist."""
+    from .format import format_netlist
+
+    n = derived_netlist(name)
+    counts = ", ".join(f"{k} {op}" for op, k in n.gate_counts().items())
+    header = [
+        f"# AES S-box, derived by aesgen.netlist.derive: {n.size} gates ({counts}).",
+        "# Generated file: regenerate with `python -m aesgen.netlist.derive --write`.",
+        "#",
+        "# Inversion in GF(2^8) through the tower GF(((2^2)^2)^2), with the change of basis",
+        "# into the tower folded into the input layer and the affine map (0x63 as XNORs) into",
+        "# the output layer. Wires: x = inputs, p = AND gates (the 36 subfield products),",
+        "# l = XOR/XNOR of the linear layers, s = outputs.",
+        "# Bit order: x0 is the most significant bit of the input byte, s0 of the output.",
+    ]
+    return "\n".join(header) + "\n" + format_netlist(n)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(prog="python -m aesgen.netlist.derive",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--search", action="store_true",
+                        help="try every tower and seed, print the best (minutes)")
+    parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument("--write", action="store_true",
+                        help="rewrite the derived circuits in library/")
+    args = parser.parse_args(argv)
+    if args.search:
+        n, params = search(args.seeds, progress=print)
+        print(f"best: {n.size} gates {n.gate_counts()} {params}")
+    if args.write:
+        for name in DERIVED:
+            path = Path(__file__).parent / "library" / f"{name}.net"
+            path.write_text(derived_text(name))
+            print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

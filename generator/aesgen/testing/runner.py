@@ -107,8 +107,12 @@ def run_harness(root: Path, builddir: Path, gtest_filter: str | None) -> Tally:
     proc = subprocess.run(["ninja", "-C", str(builddir)], cwd=root)
     if proc.returncode != 0:
         return Tally(failed=1, notes=["the harness did not build (ninja failed)"])
+    from ..build.configure import discover_presets
+
     tally = Tally()
-    binaries = sorted(builddir.glob("*/aesgen_tests"))
+    # the presets build.ninja was written for, not whatever an older build left behind
+    binaries = [builddir / p.name / "aesgen_tests" for p in discover_presets(root)]
+    binaries = [b for b in binaries if b.exists()]
     if not binaries:
         return Tally(failed=1, notes=["no GoogleTest binary was built"])
     for binary in binaries:
