@@ -103,6 +103,9 @@ def main() -> None:
       aesgen generate                      kernels for this CPU into out/<preset>/
       aesgen generate --cpu x86-64-v2 --face r2 -o vendor/aes
       aesgen stats out/znver4              instructions per block, by phase
+      aesgen bench --quick                 ticks/byte beside OpenSSL and ipsec-mb
+      aesgen compare --mca-cpu skylake     counts, instruction mix, llvm-mca cycles
+      aesgen paper                         seed 000's tables reproduced on this CPU
       aesgen test                          pytest, then the GoogleTest suites vs OpenSSL
     """
 
