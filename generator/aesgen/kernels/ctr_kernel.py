@@ -387,11 +387,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             v.broadcast_lane(cache, _m(128, s.ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2))
     if mode == "aligned":
         with b.phase("counter"):
-            ctr = k.counter_block(b, v, s.lo, s.hi)
-            base = ctr
-            if width > 128:
-                base = b.vec(width)
-                v.broadcast_register(base, ctr)
+            base = _counter_in_every_lane(k, b, v, s, width)
         with b.phase("rounds_0_2"):
             keyed = b.vec(width)
             v.xor(keyed, base, s.keys.get(b, v, 0, width))     # round 0 once a batch
@@ -412,11 +408,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
                 k.engine.rounds(k, b, v, s.keys, blocks, 2, 2, nr)
     else:
         with b.phase("counter"):
-            ctr = k.counter_block(b, v, s.lo, s.hi)
-            base = ctr
-            if width > 128:
-                base = b.vec(width)
-                v.broadcast_register(base, ctr)
+            base = _counter_in_every_lane(k, b, v, s, width)
             _spread_blocks(b, v, blocks, base, v.add_bytes)
         with b.phase("rounds_0_2"):
             if mode == "full":
@@ -465,6 +457,17 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
         a.jmp(s.top)
     if partial is not None:
         _partial_tail(b, v, s, blocks[0], partial)
+
+
+def _counter_in_every_lane(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream,
+                           width: int) -> Reg:
+    """The batch's first counter block, in each 128-bit lane of a width-bit register."""
+    ctr = k.counter_block(b, v, s.lo, s.hi)
+    if width == 128:
+        return ctr
+    base = b.vec(width)
+    v.broadcast_register(base, ctr)
+    return base
 
 
 def _spread_blocks(b: KernelBuilder, v: VectorOps, blocks: list[Reg], base: Reg,

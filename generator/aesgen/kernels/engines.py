@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Mem, Reg
 from . import ctx_layout as L
-from .spec import KernelSpec
+from .spec import ROUNDS, KernelSpec
 from .vector_ops import XOR3, VectorOps
 
 RCON = (0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1B, 0x36)
@@ -74,17 +74,15 @@ class RoundEngine:
     SPARE_REGISTERS = 4
     CONSTANT_REGISTERS = 0
 
-    def keys_fit(self, v: VectorOps, bits: int) -> bool:
-        """Round keys stay in registers when 32 registers hold them beside the batch."""
-        from .spec import ROUNDS
-        need = (ROUNDS[bits] + 1 + self.spec.interleave + self.SPARE_REGISTERS
-                + self.CONSTANT_REGISTERS)
+    def fits(self, v: VectorOps, resident: int) -> bool:
+        """Whether ``resident`` more registers stay live beside the batch, its spares and
+        the engine's constants (only the 32-register EVEX kernels keep anything resident)."""
+        need = resident + self.spec.interleave + self.SPARE_REGISTERS + self.CONSTANT_REGISTERS
         return self.resident_keys and need <= v.registers
 
     def prepare(self, k, b: KernelBuilder, v: VectorOps, ctx: Reg, bits: int) -> Keys:
-        if not self.keys_fit(v, bits):
+        if not self.fits(v, ROUNDS[bits] + 1):
             return Keys(ctx, None, self.spec.width)
-        from .spec import ROUNDS
         regs = []
         for r in range(ROUNDS[bits] + 1):
             reg = b.vec(self.spec.width)
@@ -99,7 +97,7 @@ class RoundEngine:
     def expand_key(self, b: KernelBuilder, v: VectorOps, ctx: Reg, key: Reg, bits: int) -> None:
         """FIPS-197 5.2 word by word; words live in the context, SubWord per engine."""
         a = b.asm
-        nk, nr = bits // 32, {128: 10, 192: 12, 256: 14}[bits]
+        nk, nr = bits // 32, ROUNDS[bits]
         w = b.gp()
         for i in range(nk):
             a.mov(w.w32, Mem(32, base=key, disp=4 * i))
@@ -182,8 +180,8 @@ class GfniEngine(RoundEngine):
     def prepare(self, k, b, v, ctx, bits) -> Keys:
         keys = super().prepare(k, b, v, ctx, bits)
         self._consts = {}
-        if self.resident_keys and self.spec.interleave + 5 + self.SPARE_REGISTERS + 4 <= 32:
-            # the constants live in registers too (32 registers; the round keys may not)
+        if self.fits(v, 0):
+            # the constants live in registers too (the round keys may not fit beside them)
             for name in ("sbox", "sr", "rot1sr", "rot2", "two"):
                 reg = b.vec(self.spec.width)
                 v.load(reg, self._const_mem(b, name, self.spec.width), aligned=True)

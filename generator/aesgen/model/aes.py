@@ -53,18 +53,21 @@ def gf_mul(a: int, b: int) -> int:
     return product
 
 
+def gf_pow(a: int, exponent: int) -> int:
+    """a to the power exponent in GF(2^8), by square and multiply."""
+    result = 1
+    while exponent:
+        if exponent & 1:
+            result = gf_mul(result, a)
+        a = gf_mul(a, a)
+        exponent >>= 1
+    return result
+
+
 def _gf_inverse(a: int) -> int:
     """Multiplicative inverse; 0 maps to 0 as FIPS-197 section 5.1.1 requires."""
     # The multiplicative group has order 255, so a^-1 == a^254.
-    result = 1
-    base = a
-    exponent = 254
-    while exponent:
-        if exponent & 1:
-            result = gf_mul(result, base)
-        base = gf_mul(base, base)
-        exponent >>= 1
-    return result if a else 0
+    return gf_pow(a, 254) if a else 0
 
 
 def _rotl8(value: int, amount: int) -> int:

@@ -42,22 +42,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import product
 
-from ..model.aes import SBOX, gf_mul
+from ..model.aes import SBOX, gf_mul, gf_pow
 from .format import Gate, Netlist
 
 # ------------------------------------------------------------------------------------------
 # GF(2^8) helpers (the AES field, polynomial basis, bit 7 = x^7)
 # ------------------------------------------------------------------------------------------
 
-
-def gf_pow(a: int, e: int) -> int:
-    r = 1
-    while e:
-        if e & 1:
-            r = gf_mul(r, a)
-        a = gf_mul(a, a)
-        e >>= 1
-    return r
 
 
 def roots(coeffs: tuple[int, int, int]) -> list[int]:

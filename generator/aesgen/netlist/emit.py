@@ -30,7 +30,7 @@ from ..passes import compile_function
 from ..passes.abi import SYSV_X86_64, sysv_with_vectors
 from ..passes.regalloc import AllocationError
 from .evaluate import ALL, INPUTS, check_outputs
-from .isa import netlist_table
+from ..isa.table import load_table
 from .lower import ONES, Lowering, SEMANTICS, is_mem, lower
 
 ENCODING = {"two_operand": ("sse", 128), "three_operand": ("avx", 256), "ternary": ("evex", 512)}
@@ -54,7 +54,7 @@ def build_function(lowering: Lowering, symbol: str | None = None) -> Function:
         raise ValueError(f"no x86 emitter for strategy {lowering.strategy!r}")
     encoding, width = ENCODING[lowering.strategy]
     nbytes = width // 8
-    b = KernelBuilder(netlist_table(), symbol or symbol_for(lowering),
+    b = KernelBuilder(load_table("x86_64"), symbol or symbol_for(lowering),
                       doc=f"S-box netlist {lowering.netlist}, {lowering.strategy} "
                           f"({lowering.instructions} instructions)")
     v = VectorOps(b, encoding)
