@@ -37,6 +37,7 @@ class ContextLayout:
     table_r2: int | None     # 256 x 16-byte rd2+ entries
     size: int
     r1_entry: int = 4        # 4 (column 0 only) on xmm; 16 where one load must serve a lane
+    extra: int | None = None # method-specific area (bit-sliced round keys), 64-aligned
 
     def fields(self) -> dict[str, int]:
         out = {name: value for name, value in globals().items()
@@ -46,13 +47,24 @@ class ContextLayout:
             out["TABLE_R1"] = self.table_r1
         if self.table_r2 is not None:
             out["TABLE_R2"] = self.table_r2
+        if self.extra is not None:
+            out["EXTRA"] = self.extra
         out["SIZE"] = self.size
         return out
 
 
-def layout_for(face: str, r1_entry: int = 4) -> ContextLayout:
+def layout_for(face: str, r1_entry: int = 4, extra: int = 0) -> ContextLayout:
     """Context layout for a FACE level. Vector kernels keep rd1+ entries 16 bytes wide so a
-    256/512-bit load fetches the entries of 2/4 consecutive blocks, one a lane."""
+    256/512-bit load fetches the entries of 2/4 consecutive blocks, one a lane. ``extra``
+    bytes (rounded up to 64) follow everything else for a method's own state."""
+    base = _layout(face, r1_entry)
+    if not extra:
+        return base
+    return ContextLayout(face, base.table_r1, base.table_r2,
+                         base.size + (extra + 63) // 64 * 64, r1_entry, base.size)
+
+
+def _layout(face: str, r1_entry: int) -> ContextLayout:
     if face == "none":
         return ContextLayout(face, None, None, HEADER_END, r1_entry)
     if face == "r1":

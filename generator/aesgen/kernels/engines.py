@@ -64,6 +64,16 @@ class Keys:
 
 class RoundEngine:
     resident_keys: bool
+    # True when a call of rounds() has a fixed cost beyond its rounds (the bit-sliced
+    # transposes): the skeleton then asks for rounds first..Nr in one call where it can.
+    whole_batch = False
+
+    def context_extra(self) -> int:
+        """Bytes of the context this engine keeps for itself (ContextLayout.extra)."""
+        return 0
+
+    def bind(self, k) -> None:
+        """Called once with the kernel being built."""
 
     def __init__(self, spec: KernelSpec) -> None:
         self.spec = spec
@@ -91,7 +101,9 @@ class RoundEngine:
         return Keys(ctx, regs, self.spec.width)
 
     def rounds(self, k, b: KernelBuilder, v: VectorOps, keys: Keys, blocks: list[Reg],
-               first: int, last: int, nr: int) -> None:
+               first: int, last: int, nr: int) -> list[Reg] | None:
+        """Rounds first..last on ``blocks`` (byte order in, byte order out). Returns the
+        registers now holding the blocks, or None when they are ``blocks`` themselves."""
         raise NotImplementedError
 
     def expand_key(self, b: KernelBuilder, v: VectorOps, ctx: Reg, key: Reg, bits: int) -> None:
@@ -264,4 +276,7 @@ def engine_for(spec: KernelSpec) -> RoundEngine:
         return AesEngine(spec)
     if spec.method == "gfni":
         return GfniEngine(spec)
+    if spec.method == "bitsliced":
+        from .bitsliced import BitslicedEngine
+        return BitslicedEngine(spec)
     raise ValueError(f"no round engine for method {spec.method!r}")

@@ -109,7 +109,7 @@ class VectorOps:
             self.load(tmp, b, aligned=False)
             b = tmp
         if dst == b and dst != a:
-            if name in ("pxor", "paddb"):   # commutative: swap instead of copying
+            if name in ("pxor", "paddb", "pand", "por"):   # commutative: swap instead of copying
                 a, b = b, a
             else:
                 raise ValueError(f"{name}: destination aliases the second source")
@@ -134,6 +134,30 @@ class VectorOps:
             raise ValueError("VPTERNLOGD needs the EVEX encoding (AVX-512)")
         self._emit("vpternlogd", acc, b, c.at(acc.width) if isinstance(c, Mem) else c,
                    Imm(imm))
+
+    def and_(self, dst: Reg, a: Reg, b: Reg | Mem) -> None:
+        self._binary("pand", dst, a, b, False, evex_name="vpandq")
+
+    def or_(self, dst: Reg, a: Reg, b: Reg | Mem) -> None:
+        self._binary("por", dst, a, b, False, evex_name="vporq")
+
+    def sub_bytes(self, dst: Reg, a: Reg, b: Reg | Mem) -> None:
+        """dst = a - b per byte (PSUBB)."""
+        self._binary("psubb", dst, a, b, False)
+
+    def shift_qwords(self, dst: Reg, src: Reg, bits: int) -> None:
+        """dst = src shifted within each 64-bit element: right by ``bits`` if positive,
+        left by ``-bits`` if negative (PSRLQ/PSLLQ)."""
+        name = "psrlq" if bits > 0 else "psllq"
+        if self.sse:
+            self.copy(dst, src)
+            self._emit(name, dst, Imm(abs(bits)))
+        else:
+            self._emit(f"v{name}", dst, src, Imm(abs(bits)))
+
+    def shuffle_dwords(self, dst: Reg, src: Reg, imm: int) -> None:
+        """PSHUFD within each 128-bit lane: dword i of dst = dword (imm >> 2i) & 3 of src."""
+        self._emit("pshufd" if self.sse else "vpshufd", dst, src, Imm(imm))
 
     def add_bytes(self, dst: Reg, a: Reg, b: Reg | Mem) -> None:
         self._binary("paddb", dst, a, b, False)

@@ -63,7 +63,29 @@ def build_function(lowering: Lowering, symbol: str | None = None) -> Function:
     b.asm.mov(p_in, gp("rdi"))
     b.asm.mov(p_out, gp("rsi"))
     b.asm.mov(p_scratch, gp("rdx"))
-    vregs: dict[int, Reg] = {}
+    inputs = [b.vec(width) for _ in lowering.inputs]
+    with b.phase("load"):
+        for i, x in enumerate(inputs):
+            v.load(x, Mem(width, base=p_in, disp=i * nbytes), aligned=False)
+    with b.phase("sbox"):
+        outputs = emit_lowering(b, v, lowering, inputs,
+                                lambda slot: Mem(width, base=p_scratch, disp=slot * nbytes))
+    with b.phase("store"):
+        for i, x in enumerate(outputs):
+            v.store(Mem(width, base=p_out, disp=i * nbytes), x, aligned=False)
+    b.asm.ret()
+    return b.build()
+
+
+def emit_lowering(b: KernelBuilder, v: VectorOps, lowering: Lowering, inputs: list[Reg],
+                  slot) -> list[Reg]:
+    """Emit ``lowering`` into ``b`` with S-box input i in ``inputs[i]`` (virtual registers of
+    one width, which the code may overwrite); returns the registers holding the outputs.
+    ``slot(n)`` is the memory operand of spill slot n. The encoding is ``v``'s."""
+    encoding = v.encoding
+    width = inputs[0].width
+    nbytes = width // 8
+    vregs: dict[int, Reg] = dict(zip(lowering.inputs, inputs))
 
     def reg(x: int) -> Reg:
         if x not in vregs:
@@ -74,46 +96,38 @@ def build_function(lowering: Lowering, symbol: str | None = None) -> Function:
         if isinstance(x, int):
             return vregs[x]
         if is_mem(x):
-            return Mem(width, base=p_scratch, disp=x[1] * nbytes)
+            return slot(x[1])
         if x == ONES:
-            return b.const("ones", b"\xff" * nbytes, align=nbytes)
+            return b.const(f"ones{width}", b"\xff" * nbytes, align=min(64, nbytes))
         raise ValueError(f"bad operand {x!r}")
 
-    with b.phase("load"):
-        for i, x in enumerate(lowering.inputs):
-            v.load(reg(x), Mem(width, base=p_in, disp=i * nbytes), aligned=False)
-    with b.phase("sbox"):
-        for ins in lowering.code:
-            srcs = [operand(s) for s in ins.srcs]
-            if ins.op == "store":
-                v.store(operand(ins.dst), srcs[0], aligned=False)
-                continue
-            dst = reg(ins.dst)
-            if ins.op == "copy":
-                v.copy(dst, srcs[0])
-            elif ins.op == "load":
-                v.load(dst, srcs[0], aligned=False)
-            elif ins.op == "xor":
-                v.xor(dst, *srcs)
-            elif ins.op in LOGIC[encoding]:
-                name = LOGIC[encoding][ins.op]
-                if encoding == "sse":
-                    if dst != srcs[0]:
-                        raise ValueError(f"{ins}: two-operand form must overwrite its source")
-                    b.emit(name, dst, srcs[1])
-                else:
-                    b.emit(name, dst, *srcs)
-            elif ins.op == "ternlog":
+    for ins in lowering.code:
+        srcs = [operand(s) for s in ins.srcs]
+        if ins.op == "store":
+            v.store(operand(ins.dst), srcs[0], aligned=False)
+            continue
+        dst = reg(ins.dst)
+        if ins.op == "copy":
+            v.copy(dst, srcs[0])
+        elif ins.op == "load":
+            v.load(dst, srcs[0], aligned=False)
+        elif ins.op == "xor":
+            v.xor(dst, *srcs)
+        elif ins.op in LOGIC[encoding]:
+            name = LOGIC[encoding][ins.op]
+            if encoding == "sse":
                 if dst != srcs[0]:
-                    raise ValueError(f"{ins}: VPTERNLOGD overwrites its first source")
-                v.ternary(dst, srcs[1], srcs[2], ins.imm)
+                    raise ValueError(f"{ins}: two-operand form must overwrite its source")
+                b.emit(name, dst, srcs[1])
             else:
-                raise ValueError(f"no {encoding} instruction for {ins.op}")
-    with b.phase("store"):
-        for i, x in enumerate(lowering.outputs):
-            v.store(Mem(width, base=p_out, disp=i * nbytes), vregs[x], aligned=False)
-    b.asm.ret()
-    return b.build()
+                b.emit(name, dst, *srcs)
+        elif ins.op == "ternlog":
+            if dst != srcs[0]:
+                raise ValueError(f"{ins}: VPTERNLOGD overwrites its first source")
+            v.ternary(dst, srcs[1], srcs[2], ins.imm)
+        else:
+            raise ValueError(f"no {encoding} instruction for {ins.op}")
+    return [vregs[x] for x in lowering.outputs]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..dsl.ir import Instruction
-from ..dsl.operands import Mem
+from ..dsl.operands import A64_GP, A64_VEC, Mem, Reg, VList
 from ..emit.compile import CompiledKernel
 from ..printer.gas_x86_64 import format_instruction
 
@@ -26,12 +26,44 @@ SHUFFLE = re.compile(r"^(pshuf|punpck|perm|insert|extract|broadcast|shuf|palignr
                      r"pbroadcast|movddup|alignr)")
 LOGIC = re.compile(r"^(pxor|pand|por|pandn|pternlog|xorp|andp|orp)")
 MOVES = re.compile(r"^(mov|vmov|movzx|movd|movq)")
+# A64 (the operands tell an A64 instruction apart: its registers are A64_GP/A64_VEC)
+A64_SHUFFLE = re.compile(r"^(tbl|tbx|ext|rev32|rev64|trn[12]|zip[12]|uzp[12]|dup|ins|umov|"
+                         r"fmov)$")
+A64_LOGIC = re.compile(r"^(eor|and|orr|orn|bic|bsl|bit|bif|mvn|eor3|bcax)$")
 AARCH64_MODELS = re.compile(r"^(cortex|neoverse|apple|exynos|kryo|thunderx|a64fx|carmel|"
                             r"ampere|tsv110|falkor|saphira)")
 
 
+def _is_a64(ins: Instruction) -> bool:
+    regs = [r for op in ins.operands
+            for r in (op.regs if isinstance(op, VList) else [op] if isinstance(op, Reg)
+                      else op.registers() if isinstance(op, Mem) else [])]
+    return any(r.cls in (A64_GP, A64_VEC) for r in regs)
+
+
+def classify_a64(ins: Instruction) -> str:
+    """One of MIX for an A64 instruction: logic and shuffles count only on vectors."""
+    name = ins.name
+    if name.startswith("aes"):
+        return "aes"
+    if any(isinstance(op, Mem) and "w" in spec.access
+           for spec, op in zip(ins.form.operands, ins.operands)):
+        return "store"
+    if any(isinstance(op, Mem) for op in ins.operands):
+        return "load"
+    vector = any(isinstance(op, (Reg, VList)) and (
+        op.cls == A64_VEC if isinstance(op, Reg) else True) for op in ins.operands)
+    if vector and A64_LOGIC.match(name):
+        return "logic"
+    if vector and A64_SHUFFLE.match(name):
+        return "shuffle"
+    return "other"
+
+
 def classify(ins: Instruction) -> str:
     """One of MIX for an instruction (VEX/EVEX 'v' prefixes are ignored)."""
+    if _is_a64(ins):
+        return classify_a64(ins)
     name = ins.name
     bare = name[1:] if name.startswith("v") and not name.startswith("vzero") else name
     if bare.startswith("aes"):
@@ -59,8 +91,19 @@ class McaResult:
 
 
 def steady_loop(ck: CompiledKernel, bits: int) -> list[Instruction]:
-    return [ins for ins in ck.functions["xor_stream"].instructions()
+    """The steady-state batch as straight-line code: a counted loop inside it (a run of
+    instructions with weight w > 1, e.g. the bit-sliced round loop) appears w times."""
+    loop = [ins for ins in ck.functions["xor_stream"].instructions()
             if ins.region == f"steady-{bits}"]
+    out: list[Instruction] = []
+    i = 0
+    while i < len(loop):
+        j = i
+        while j < len(loop) and loop[j].weight == loop[i].weight:
+            j += 1
+        out += loop[i:j] * loop[i].weight
+        i = j
+    return out
 
 
 def mca_arch(cpu: str) -> str:
@@ -123,6 +166,13 @@ def run_llvm_mca(lines: list[str], cpu: str, arch: str, blocks: int,
     return result
 
 
+def _format(ins: Instruction, arch: str) -> str:
+    if arch == "aarch64":
+        from ..printer.gas_aarch64 import format_instruction as format_a64
+        return format_a64(ins)
+    return format_instruction(ins)
+
+
 def compare_kernels(kernels: list[CompiledKernel], key_bits: tuple[int, ...],
                     mca_cpus: tuple[str, ...], arch: str = "x86_64") -> list[dict]:
     rows = []
@@ -136,7 +186,7 @@ def compare_kernels(kernels: list[CompiledKernel], key_bits: tuple[int, ...],
             mix = {m: 0 for m in MIX}
             for ins in loop:
                 mix[classify(ins)] += 1
-            text = [format_instruction(ins) for ins in loop]
+            text = [_format(ins, arch) for ins in loop]
             mca = [run_llvm_mca(text, cpu, arch, n) for cpu in mca_cpus]
             rows.append({
                 "kernel": ck.spec.name, "key_bits": bits, "blocks_per_iteration": n,
@@ -153,7 +203,7 @@ def compare_kernels(kernels: list[CompiledKernel], key_bits: tuple[int, ...],
 
 
 def render_compare(rows: list[dict], mca_cpus: tuple[str, ...]) -> str:
-    head = (f"{'kernel':<18}{'key':>5}{'instr/blk':>10}{'r0-2':>6}{'r3-Nr':>7}{'ctr':>6}"
+    head = (f"{'kernel':<26}{'key':>5}{'instr/blk':>10}{'r0-2':>6}{'r3-Nr':>7}{'ctr':>6}"
             + "".join(f"{m:>8}" for m in MIX)
             + "".join(f"{('mca ' + c)[:16]:>17}" for c in mca_cpus))
     lines = ["static instructions per 16-byte block (steady-state loop) and their mix; "
@@ -161,7 +211,7 @@ def render_compare(rows: list[dict], mca_cpus: tuple[str, ...]) -> str:
     notes = []
     for r in rows:
         pb = r["per_block"]
-        line = (f"{r['kernel']:<18}{r['key_bits']:>5}{pb['total']:>10.2f}"
+        line = (f"{r['kernel']:<26}{r['key_bits']:>5}{pb['total']:>10.2f}"
                 f"{pb['rounds_0_2']:>6.2f}{pb['rounds_3_nr']:>7.2f}{pb['counter']:>6.2f}")
         line += "".join(f"{r['mix_per_block'][m]:>8.2f}" for m in MIX)
         for c in mca_cpus:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..emit.stats import PHASES
 
-HEADINGS = {"counter": "counter", "rounds_0_2": "rounds 0-2", "rounds_3_nr": "rounds 3..Nr",
+HEADINGS = {"counter": "counter", "transpose": "transpose", "rounds_0_2": "rounds 0-2", "rounds_3_nr": "rounds 3..Nr",
             "load_xor_store": "load/xor/store", "loop": "loop", "total": "total"}
 
 
@@ -25,15 +25,15 @@ def load_counts(directory: Path) -> list[dict]:
 
 def render_table(rows: list[dict]) -> str:
     cols = list(PHASES) + ["total"]
-    head = f"{'kernel':<18}{'key':>5} " + "".join(f"{HEADINGS[c]:>15}" for c in cols)
+    head = f"{'kernel':<23}{'key':>5} " + "".join(f"{HEADINGS[c]:>15}" for c in cols)
     head += f"{'refresh/window':>16}{'(per block)':>13}{'rounds 0-2, 1 block':>21}"
     lines = ["instructions per 16-byte block, steady-state loop (static count / blocks an iteration);",
              "last column: rounds 0-2 on the one-block path (seed 000 counts 6 for AES-NI, "
              "3 for FACE r2)",
              head, "-" * len(head)]
     for r in rows:
-        line = f"{r['kernel']:<18}{r['key_bits']:>5} "
-        line += "".join(f"{r[c]:>15.2f}" for c in cols)
+        line = f"{r['kernel']:<23}{r['key_bits']:>5} "
+        line += "".join(f"{r.get(c, 0):>15.2f}" for c in cols)
         line += f"{r['refresh_per_window']:>16}{r['refresh_per_block']:>13.2f}"
         line += f"{r['rounds_0_2_one_block']:>21}"
         lines.append(line)

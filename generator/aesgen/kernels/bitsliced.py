@@ -1,0 +1,378 @@
+"""Bit-sliced AES rounds (Käsper and Schwabe, CHES 2009, seed 004) from a gate netlist.
+
+A batch of 8 registers (8 blocks on xmm, 16 on ymm, 32 on zmm; the 128-bit lanes are
+independent) is transposed so that register i holds bit i of every state byte:
+
+    slice register i, lane L, byte p = 4*row + col (row-major), bit j
+        = bit i of state byte (row, col) of the block in lane L of batch register j
+
+Row-major order makes a row a dword. The transpose is a PSHUFB per register and an 8x8
+bit-matrix transpose done by 12 SWAPMOVEs (shifts by 1, 2, 4 with masks 0x55, 0x33, 0x0f);
+the network is an involution, so the same steps transpose back.
+
+A round on slices: SubBytes = the netlist (aesgen.netlist, bp113 by default) lowered for
+the encoding (two-operand SSE, three-operand AVX2, VPTERNLOGD cones on AVX-512), with the
+affine constant 0x63 left out of the circuit and folded into the bit-sliced round keys
+(MixColumns maps a constant column c,c,c,c to itself). ShiftRows moves no byte: the state's
+byte order drifts by ShiftRows^-1 a round (``layout(r)``, period 4), the round keys are
+stored in the layout of their round, and MixColumns' row rotations are PSHUFBs with the
+controls of the current layout (``rotation_in_layout``); the transposes' shuffles absorb the
+layout at the edges. This saves seed 004's 8 ShiftRows PSHUFBs a round. MixColumns with
+t = a ^ rot1(a):  out = 2t ^ rot1(a) ^ rot2(t), 2t by moving slices up one bit and adding
+slice 7 into slices 0, 1, 3, 4 (x^8 = x^4 + x^3 + x + 1): 8 + 8 + 8 + 19 = 43 instructions,
+seed 004's count (legacy SSE adds a register copy before each destructive rot1 PSHUFB);
+AddRoundKey = one XOR per slice (folded into VPTERNLOGD where a sum has five terms).
+
+FACE works unchanged: the skeleton hands over states in byte order (C2 ^ T2[in15] for r2)
+and the engine transposes, so rounds 0-2 cost 8 table loads and XORs a batch instead of
+three bit-sliced rounds. Round 0 is an XOR in byte order before the transpose.
+
+Constant time: no table lookups, no secret-dependent branch or address; the key schedule's
+SubWord uses the same netlist on one register ("mask slices": each byte 0x00 or 0xff).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..dsl.builder import KernelBuilder
+from ..dsl.operands import Imm, Mem, Reg
+from ..netlist.emit import emit_lowering
+from ..netlist.library import load as load_library_netlist
+from ..netlist.lower import Lowering, lower
+from ..netlist.transform import strip_output_constant
+from . import ctx_layout as L
+from .engines import RoundEngine, Keys, compose
+from .spec import ROUNDS, KernelSpec
+from .vector_ops import XOR3, VectorOps
+
+NETLIST = "bp113"
+STRATEGY = {"sse": "two_operand", "avx": "three_operand", "evex": "ternary"}
+# init runs with 16 vector registers even in EVEX kernels
+KEY_SCHEDULE_STRATEGY = {"sse": "two_operand", "avx": "three_operand", "evex": "three_operand"}
+SCRATCH_SLOTS = 32          # spill slots of the S-box lowerings (each one register wide)
+
+# pshufb controls: out[p] = in[ctrl[p]]
+ROW_MAJOR = [4 * (p % 4) + p // 4 for p in range(16)]              # out[4r+c] = in[4c+r]
+SHIFT_ROWS_RM = [4 * (p // 4) + (p % 4 + p // 4) % 4 for p in range(16)]
+INV_SHIFT_ROWS_RM = [4 * (p // 4) + (p % 4 - p // 4) % 4 for p in range(16)]
+ROT1 = [4 * ((p // 4 + 1) % 4) + p % 4 for p in range(16)]          # row r <- row r+1
+ROT2 = [4 * ((p // 4 + 2) % 4) + p % 4 for p in range(16)]          # row r <- row r+2
+
+
+def inverse(control: list[int]) -> list[int]:
+    inv = [0] * 16
+    for p, q in enumerate(control):
+        inv[q] = p
+    return inv
+
+
+def layout(r: int) -> list[int]:
+    """Where the bytes of the row-major state sit after round r: ShiftRows is never applied
+    (the byte order drifts by ShiftRows^-1 a round instead), so physical = shuffle(logical,
+    layout(r)) with layout(r) = SR^-r; it repeats every 4 rounds."""
+    out = list(range(16))
+    for _ in range(r % 4):
+        out = compose(INV_SHIFT_ROWS_RM, out)
+    return out
+
+
+def rotation_in_layout(rotation: list[int], r: int) -> list[int]:
+    """The shuffle that applies a row rotation to a state stored in layout(r)."""
+    pi = layout(r)
+    return compose(compose(inverse(pi), rotation), pi)
+
+
+SWAPMOVES = [(1, 0x55, [(j + 1, j) for j in (0, 2, 4, 6)]),
+             (2, 0x33, [(j + 2, j) for j in (0, 1, 4, 5)]),
+             (4, 0x0F, [(j + 4, j) for j in (0, 1, 2, 3)])]
+
+
+@lru_cache(maxsize=None)
+def sbox_lowering(strategy: str) -> tuple[Lowering, int]:
+    """The netlist without its output constant, lowered; and that constant (0x63)."""
+    stripped, constant = strip_output_constant(load_library_netlist(NETLIST))
+    return lower(stripped, strategy), constant
+
+
+def key_slices_size(spec: KernelSpec) -> int:
+    return 15 * 8 * spec.width // 8
+
+
+class BitslicedEngine(RoundEngine):
+    """Rounds on 8 registers of bit slices; see the module docstring."""
+
+    whole_batch = True          # transposes cost: the skeleton asks for all rounds at once
+    SPARE_REGISTERS = 0
+
+    def __init__(self, spec: KernelSpec) -> None:
+        super().__init__(spec)
+        self.resident_keys = False
+        self.strategy = STRATEGY[spec.encoding]
+        _, self.constant = sbox_lowering(self.strategy)
+
+    # --- context ----------------------------------------------------------------------
+    def context_extra(self) -> int:
+        """Round-key slices, S-box spill slots, the tail batch's keystream and entries."""
+        return key_slices_size(self.spec) + (SCRATCH_SLOTS + 16) * self.spec.width // 8
+
+    def tail_buffers(self) -> tuple[int, int]:
+        wb = self.spec.width // 8
+        start = key_slices_size(self.spec) + SCRATCH_SLOTS * wb
+        return start, start + 8 * wb
+
+    def _key_mem(self, k, r: int, i: int, width: int) -> Mem:
+        step = self.spec.width // 8
+        return Mem(width, base=self._ctx, disp=k.layout.extra + (8 * r + i) * step)
+
+    def _slot(self, k, width: int):
+        base = k.layout.extra + key_slices_size(self.spec)
+        return lambda n: Mem(width, base=self._ctx, disp=base + n * width // 8)
+
+    def prepare(self, k, b, v, ctx, bits) -> Keys:
+        return Keys(ctx, None, self.spec.width)
+
+    # --- constants --------------------------------------------------------------------
+    def _const(self, b: KernelBuilder, name: str, data: list[int] | bytes, width: int) -> Mem:
+        lane = bytes(data)
+        return b.const(f"bs_{name}{width}", lane * (width // 128), align=min(64, width // 8))
+
+    def _byte_mask(self, b, value: int, width: int) -> Mem:
+        return self._const(b, f"m{value:02x}", bytes([value]) * 16, width)
+
+    # --- building blocks --------------------------------------------------------------
+    def _swapmove(self, b, v: VectorOps, a: Reg, c: Reg, n: int, mask: int) -> None:
+        """t = ((c >> n) ^ a) & mask; a ^= t; c ^= t << n: swaps a's bits under mask with
+        c's bits n places higher."""
+        t = b.vec(a.width)
+        m = self._byte_mask(b, mask, a.width)
+        v.shift_qwords(t, c, n)
+        if v.evex:
+            # two bit-selects (~mask == mask << n in every byte): a = m ? c >> n : a and
+            # c = m ? c : a << n, 4 instructions instead of 5
+            u = b.vec(a.width)
+            v.shift_qwords(u, a, -n)
+            v.ternary(a, t, m, 0xD8)            # C ? B : A
+            v.ternary(c, u, m, 0xE4)            # C ? A : B
+            return
+        v.xor(t, t, a)
+        v.and_(t, t, m)
+        v.xor(a, a, t)
+        v.shift_qwords(t, t, -n)
+        v.xor(c, c, t)
+
+    def _bit_transpose(self, b, v, regs: list[Reg]) -> None:
+        for n, mask, pairs in SWAPMOVES:
+            for hi, lo in pairs:
+                self._swapmove(b, v, regs[hi], regs[lo], n, mask)
+
+    def _sbox(self, k, b, v, slices: list[Reg], strategy: str) -> list[Reg]:
+        lowering, _ = sbox_lowering(strategy)
+        width = slices[0].width
+        outs = emit_lowering(b, v, lowering, [slices[7 - j] for j in range(8)],
+                             self._slot(k, width))
+        return [outs[7 - i] for i in range(8)]
+
+    def _mix_columns(self, b, v, a: list[Reg], key, rot1, rot2,
+                     dest: list[Reg] | None = None) -> list[Reg]:
+        """MixColumns then AddRoundKey (key(i) = slice i's operand); rot1/rot2 are the
+        PSHUFB controls of the row rotations in the state's current layout. Returns the
+        new slices, in ``dest`` when given (see module docstring)."""
+        width = a[0].width
+        ra = dest if dest is not None else [b.vec(width) for _ in range(8)]
+        for i in range(8):
+            v.shuffle_bytes(ra[i], a[i], rot1)
+        t = a
+        for i in range(8):
+            v.xor(t[i], t[i], ra[i])                 # t = a ^ rot1(a), in place
+        if v.evex:
+            rt = [b.vec(width) for _ in range(8)]
+            for i in range(8):
+                v.shuffle_bytes(rt[i], t[i], rot2)
+            for i in range(8):
+                v.ternary(ra[i], t[(i - 1) % 8], rt[i], XOR3)
+            for i in range(8):     # five terms fit two VPTERNLOGDs: x^8's reduction is free
+                if i in (1, 3, 4):
+                    v.ternary(ra[i], t[7], key(i), XOR3)
+                else:
+                    v.xor(ra[i], ra[i], key(i))
+            return ra
+        for i in range(8):
+            v.xor(ra[i], ra[i], t[(i - 1) % 8])      # 2t: slice i-1 moves up ...
+        for i in (1, 3, 4):
+            v.xor(ra[i], ra[i], t[7])                # ... and x^8 reduces into 0, 1, 3, 4
+        for i in range(8):
+            v.shuffle_bytes(t[i], t[i], rot2)
+            v.xor(ra[i], ra[i], t[i])
+        for i in range(8):
+            v.xor(ra[i], ra[i], key(i))
+        return ra
+
+    # --- the round function -------------------------------------------------------------
+    def _key(self, k, r: int, width: int):
+        return lambda i: self._key_mem(k, r, i, width)
+
+    def _rotations(self, b, r: int, width: int) -> tuple[Mem, Mem]:
+        """Row-rotation controls for round r's MixColumns (the state is in layout(r))."""
+        return (self._const(b, f"rot1_l{r % 4}", rotation_in_layout(ROT1, r), width),
+                self._const(b, f"rot2_l{r % 4}", rotation_in_layout(ROT2, r), width))
+
+    def _round(self, k, b, v, slices: list[Reg], key, rotations,
+               dest: list[Reg] | None = None) -> list[Reg]:
+        """SubBytes, MixColumns, AddRoundKey (key(i) = slice i's operand); ShiftRows is a
+        change of layout, folded into the rotations and the round keys."""
+        slices = self._sbox(k, b, v, slices, self.strategy)
+        return self._mix_columns(b, v, slices, key, *rotations, dest)
+
+    def _round_loop(self, k, b, v, slices: list[Reg], lo: int, hi: int) -> list[Reg]:
+        """Rounds lo..hi (all with MixColumns) as a counted loop over the round keys: the
+        body is emitted once (a bit-sliced round is ~200 instructions)."""
+        a, width = b.asm, slices[0].width
+        step = 8 * self.spec.width // 8
+        wb = width // 8
+        with b.phase("rounds_3_nr"):
+            kp, n, cp = b.gp(), b.gp(), b.gp()
+            a.lea(kp, Mem(8, base=self._ctx, disp=k.layout.extra + lo * step))
+            # the rotations of 4 consecutive layouts, then again: round r's at (r % 4)
+            table = b.const(f"bs_rotations{width}", b"".join(
+                bytes(rotation_in_layout(rot, r)) * (width // 128)
+                for r in range(4) for rot in (ROT1, ROT2)) * 4, align=min(64, wb))
+            a.lea(cp, Mem(8, rip_label=table.rip_label, disp=2 * wb * (lo % 4)))
+            a.mov(n, Imm(hi - lo + 1))
+            top = b.label("bs_round")
+            b.bind(top)
+            with b.repeat(hi - lo + 1):
+                body = [b.vec(width) for _ in slices]
+                for x, y in zip(body, slices):
+                    v.copy(x, y)
+                # the loop's registers stay the same: with 32 registers MixColumns writes
+                # into them; with 16 that leaves the S-box too few, so copy at the end
+                key = lambda i: Mem(width, base=kp, disp=i * self.spec.width // 8)
+                rotations = (Mem(width, base=cp), Mem(width, base=cp, disp=wb))
+                if v.evex:
+                    self._round(k, b, v, body, key, rotations, dest=slices)
+                else:
+                    for x, y in zip(slices, self._round(k, b, v, body, key, rotations)):
+                        v.copy(x, y)
+                a.add(kp, Imm(step))
+                a.add(cp, Imm(2 * wb))
+                a.dec(n)
+                a.jne(top)
+        return slices
+
+    def rounds(self, k, b, v, keys, blocks, first, last, nr) -> None:
+        width = blocks[0].width
+        self._ctx = keys.ctx
+        if first == 0:
+            key0 = keys.get(b, v, 0, width)
+            for x in blocks:
+                v.xor(x, x, key0)
+            first = 1
+        if first > last:
+            return None
+        regs = list(blocks)
+        with b.phase("transpose"):
+            while len(regs) < 8:                 # a short batch: lanes of zeros
+                z = b.vec(width)
+                v.xor(z, z, z)
+                regs.append(z)
+            # byte order -> row-major -> the layout round first-1 left
+            into = self._const(b, f"in_l{(first - 1) % 4}",
+                               compose(ROW_MAJOR, layout(first - 1)), width)
+            for x in regs:
+                v.shuffle_bytes(x, x, into)
+            self._bit_transpose(b, v, regs)
+        slices = regs
+        middle_end = min(last, nr - 1)
+        loop_from = max(first, 3)
+        for r in range(first, min(middle_end, 2) + 1):
+            with b.phase("rounds_0_2"):
+                slices = self._round(k, b, v, slices, self._key(k, r, width),
+                                     self._rotations(b, r, width))
+        if middle_end - loop_from + 1 >= 2:
+            slices = self._round_loop(k, b, v, slices, loop_from, middle_end)
+        elif middle_end == loop_from:
+            with b.phase("rounds_3_nr"):
+                slices = self._round(k, b, v, slices, self._key(k, loop_from, width),
+                                     self._rotations(b, loop_from, width))
+        if last == nr:
+            with b.phase("rounds_3_nr" if nr > 2 else "rounds_0_2"):
+                slices = self._sbox(k, b, v, slices, self.strategy)
+                key = self._key(k, nr, width)
+                for i, x in enumerate(slices):
+                    v.xor(x, x, key(i))
+        with b.phase("transpose"):
+            self._bit_transpose(b, v, slices)
+            order = self._const(b, f"out_l{last % 4}",
+                                compose(inverse(layout(last)), ROW_MAJOR), width)
+            for x in slices[:len(blocks)]:
+                v.shuffle_bytes(x, x, order)
+        # the results stay where they are: the skeleton continues with these registers
+        # (copying them back into ``blocks`` would give those a second live range)
+        return slices[:len(blocks)]
+
+    # --- key schedule ------------------------------------------------------------------
+    def _to_slices(self, b, v, x: Reg, width: int) -> list[Reg]:
+        """Mask slices of the bytes of x: slice i byte p = 0xff if bit i of byte p is set."""
+        one = self._byte_mask(b, 0x01, width)
+        zero = b.vec(width)
+        v.xor(zero, zero, zero)
+        out = []
+        for i in range(8):
+            t, s = b.vec(width), b.vec(width)
+            v.shift_qwords(t, x, i) if i else v.copy(t, x)
+            v.and_(t, t, one)
+            v.sub_bytes(s, zero, t)
+            out.append(s)
+        return out
+
+    def _sub_word_xmm(self, k, b, v, w: Reg) -> None:
+        x = b.xmm()
+        v.load_u32(x, w.w32)
+        slices = self._to_slices(b, v, x, 128)
+        outs = self._sbox(k, b, v, slices, KEY_SCHEDULE_STRATEGY[self.spec.encoding])
+        acc = b.xmm()
+        for i, s in enumerate(outs):
+            if i == 0:
+                v.and_(acc, s, self._byte_mask(b, 1, 128))
+            else:
+                v.and_(s, s, self._byte_mask(b, 1 << i, 128))
+                v.or_(acc, acc, s)
+        v.store_u32(w.w32, acc)
+        if self.constant:
+            b.emit("xor", w.w32, Imm(self.constant * 0x01010101))
+
+    def expand_key(self, b, v, ctx, key, bits) -> None:
+        self._ctx = ctx
+        super().expand_key(b, v, ctx, key, bits)
+        self._slice_round_keys(b, v, ctx, bits)
+
+    def sub_word(self, b, v, w) -> None:
+        self._sub_word_xmm(self._k, b, v, w)
+
+    def sub_rot_word(self, b, v, w, rcon: int) -> None:
+        b.emit("ror", w.w32, Imm(8))
+        self._sub_word_xmm(self._k, b, v, w)
+        b.emit("xor", w.w32, Imm(rcon))
+
+    def _slice_round_keys(self, b, v, ctx, bits) -> None:
+        """Round keys 1..Nr as slices (row-major; the last one pre-shuffled by SR^-1),
+        the S-box constant added, each stored at the kernel's width."""
+        k, nr, width = self._k, ROUNDS[bits], self.spec.width
+        for r in range(1, nr + 1):
+            x = b.xmm()
+            v.load(x, Mem(128, base=ctx, disp=L.ROUND_KEYS + 16 * r))
+            v.shuffle_bytes(x, x, self._const(b, f"in_l{r % 4}",
+                                              compose(ROW_MAJOR, layout(r)), 128))
+            for i, s in enumerate(self._to_slices(b, v, x, 128)):
+                if self.constant >> i & 1:
+                    v.xor(s, s, b.const("ones128", b"\xff" * 16))
+                if width == 128:
+                    v.store(self._key_mem(k, r, i, 128), s)
+                else:
+                    wide = b.vec(width)
+                    v.broadcast_register(wide, s)
+                    v.store(self._key_mem(k, r, i, width), wide, aligned=False)
+
+    def bind(self, k) -> None:
+        """The kernel whose context layout the engine addresses."""
+        self._k = k
