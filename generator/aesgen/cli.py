@@ -15,12 +15,17 @@ import click
 from . import __version__
 from .emit.compile import IMPLEMENTED_METHODS
 from .kernels.spec import FACE_LEVELS, KEY_BITS
+from .kernels.table_kernel import NOT_CONSTANT_TIME as TABLE_NOT_CONSTANT_TIME
 from .paths import ROOT
 from .targets import (TargetError, all_presets, choose_native_preset, find_preset,
                       host_features_from_cpuinfo)
 
-PLANNED_METHODS = ("bitsliced", "table", "neon-tbl",
-                   "neon-bitsliced", "armv8-ce")
+# A64 methods whose engine does not exist yet (emit/compile.py's NOT_YET_IMPLEMENTED)
+PLANNED_METHODS = tuple(m for m in ("neon-tbl", "neon-bitsliced") if m not in IMPLEMENTED_METHODS)
+
+
+# methods whose kernels are not constant time, and why (`aesgen list` warns about each)
+NOT_CONSTANT_TIME = {"table": TABLE_NOT_CONSTANT_TIME}
 
 
 class UserError(Exception):
@@ -69,7 +74,9 @@ def _host() -> tuple[set[str], tuple[str, int, int] | None, str]:
         cpu = (fields["vendor_id"], int(fields["cpu family"]), int(fields["model"]))
     except (KeyError, ValueError):
         cpu = None
-    return host_features_from_cpuinfo(text), cpu, fields.get("model name", "unknown CPU")
+    from .targets import host_arch
+    return (host_features_from_cpuinfo(text, host_arch()), cpu,
+            fields.get("model name", "unknown CPU"))
 
 
 def _native_preset():
@@ -115,19 +122,34 @@ def list_command() -> None:
     """Show the methods, CPU presets and FACE levels, and what `--cpu native` picks."""
     click.echo("methods:")
     notes = {"aesni": "AES-NI on xmm, 1 block a register",
+             "armv8-ce": "AArch64 AESE/AESMC (Crypto Extension), 1 block a register",
+             "neon-tbl": "AArch64, no AES instruction: TBL/TBX S-box in 16 registers, "
+                         "4 blocks transposed into rows (seed 003's MixColumns)",
+             "neon-bitsliced": "AArch64, no AES instruction: 8 blocks as bit slices in 8 "
+                               "q-registers, bp113 netlist S-box (BSL; EOR3/BCAX with SHA3)",
              "vaes256": "VAES on ymm, 2 blocks a register",
              "vaes512": "VAES on zmm, 4 blocks a register",
              "gfni": "no AES instruction: GF2P8AFFINEINVQB S-box, on xmm/ymm/zmm "
-                     "(variants gfni128, gfni256, gfni512)"}
+                     "(variants gfni128, gfni256, gfni512)",
+             "bitsliced": "no AES instruction, no table: 8 registers of bit slices, netlist "
+                          "S-box (variants bitsliced128, bitsliced256, bitsliced512: 8/16/32 "
+                          "blocks a batch)",
+             "table": "scalar T-table lookups on general-purpose registers, 1 block at a "
+                       "time, no SSE (seed 000's table baseline)"}
     for m in IMPLEMENTED_METHODS:
         click.echo(f"  {m:<9} {notes.get(m, '')}")
-    click.echo(f"  (planned, not generated yet: {', '.join(PLANNED_METHODS)})")
+        if m in NOT_CONSTANT_TIME:
+            click.echo(f"  {'':<9} WARNING: {NOT_CONSTANT_TIME[m]}")
+    if PLANNED_METHODS:
+        click.echo(f"  (planned, not generated yet: {', '.join(PLANNED_METHODS)})")
     click.echo("presets:")
     for name, p in all_presets().items():
-        methods = ", ".join(f"{m.variant} ({m.encoding}, {m.interleave}x{m.width}-bit)"
-                            for m in p.methods)
+        methods = ", ".join(f"{m.variant} ({m.encoding}, {m.interleave}x{m.width}-bit"
+                            + (", NOT constant time" if m.method in NOT_CONSTANT_TIME else "")
+                            + ")" for m in p.methods)
         click.echo(f"  {name:<14} {p.description}")
-        click.echo(f"  {'':<14} methods: {methods}; llvm-mca model: {p.mca_cpu}")
+        click.echo(f"  {'':<14} methods: {methods or 'none implemented yet'}; "
+                   f"llvm-mca model: {p.mca_cpu}")
     click.echo("FACE levels:")
     click.echo("  none  every round computed for every block")
     click.echo("  r1    rd0 + rd1 + rd1+: rounds 0-1 from a per-window cache and a 1 KiB table")
@@ -182,8 +204,12 @@ def generate(cpu, methods, faces, keys, prefix, output) -> None:
     offered = tuple(m.variant for m in preset.methods)
     if methods is None:
         chosen_methods = offered
+        if not offered:
+            raise UserError(f"preset {preset.name} offers no method that is implemented yet "
+                            f"(see targets/{preset.name}.toml)")
     else:
-        known = IMPLEMENTED_METHODS + ("gfni128", "gfni256", "gfni512") + PLANNED_METHODS
+        known = (IMPLEMENTED_METHODS + ("gfni128", "gfni256", "gfni512", "bitsliced128",
+                                        "bitsliced256", "bitsliced512") + PLANNED_METHODS)
         asked = _split_list(methods, known, "method")
         chosen = []
         for m in asked:
@@ -299,6 +325,9 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
     click.echo(f"aesgen: running llvm-mca for {', '.join(cpus)} ...", err=True)
     rows = compare_kernels(compiled, key_bits, cpus, preset.arch)
     click.echo(render_compare(rows, cpus), nl=False)
+    if preset.arch == "x86_64":
+        from .report.method_details import render_details
+        click.echo(render_details(compiled, min(key_bits)), nl=False)
     (out_dir / "compare.json").write_text(json.dumps(
         {"preset": preset.name, "mca_cpus": list(cpus), "rows": rows}, indent=2) + "\n")
     (out_dir / "compare.md").write_text(render_markdown(rows, cpus))

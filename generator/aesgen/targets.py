@@ -12,9 +12,10 @@ from .paths import TARGETS
 class Feature:
     name: str
     bit: int
-    cpuid: tuple[int, int, str, int]
+    cpuid: tuple[int, int, str, int]     # x86: CPUID leaf, subleaf, register, bit; () on AArch64
     xcr0: int
     cpuinfo: str
+    hwcap: int | None = None             # AArch64: bit of getauxval(AT_HWCAP)
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ class TargetError(ValueError):
 
 def load_features(arch: str = "x86_64", root: Path = TARGETS) -> dict[str, Feature]:
     data = tomllib.loads((root / f"{arch}_features.toml").read_text())
-    feats = {name: Feature(name, d["bit"], tuple(d["cpuid"]), d["xcr0"], d["cpuinfo"])
+    feats = {name: Feature(name, d["bit"], tuple(d.get("cpuid", ())), d.get("xcr0", 0),
+                           d["cpuinfo"], d.get("hwcap"))
              for name, d in data.items()}
     bits = [f.bit for f in feats.values()]
     if len(bits) != len(set(bits)):
@@ -120,17 +122,27 @@ def host_features_from_cpuinfo(text: str, arch: str = "x86_64") -> set[str]:
     does not enable, such as AVX-512 without XSAVE support)."""
     flags: set[str] = set()
     for line in text.splitlines():
-        if line.startswith("flags"):
+        if line.startswith(("flags", "Features")):     # x86 "flags", arm64 "Features"
             flags = set(line.split(":", 1)[1].split())
             break
     return {f.name for f in load_features(arch).values() if f.cpuinfo in flags}
+
+
+def host_arch() -> str:
+    """``x86_64`` or ``aarch64``: the ISA of the machine this runs on (presets for the other
+    one are never the native choice)."""
+    import platform
+
+    machine = platform.machine().lower()
+    return "aarch64" if machine in ("aarch64", "arm64") else "x86_64"
 
 
 def choose_native_preset(host: set[str], root: Path = TARGETS,
                          cpu: tuple[str, int, int] | None = None) -> tuple[Preset, str]:
     """The preset for this CPU, and why: among presets whose features the CPU has, one whose
     [match] names this CPU's vendor, family and model; else the one with the most features."""
-    fitting = [p for p in all_presets(root).values() if set(p.features) <= host]
+    fitting = [p for p in all_presets(root).values()
+               if set(p.features) <= host and p.arch == host_arch()]
     if not fitting:
         raise TargetError("no preset fits this CPU (found features: "
                           f"{', '.join(sorted(host)) or 'none known'})")

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from ..isa.table import InstructionTable
 from .ir import Comment, Function, Instruction, LabelDef
-from .operands import GP, VEC, VIRTUAL_BASE, Label, Mem, Operand, Reg
+from .operands import A64_GP, A64_VEC, GP, VEC, VIRTUAL_BASE, Label, Mem, Operand, Reg, Sym
 
 
 class _Asm:
@@ -42,14 +42,19 @@ class KernelBuilder:
         self._labels: set[str] = set()
         self._phase = "other"
         self._region = ""
+        self._weight = 1
         # table row suffixes to try first, e.g. ("evx", "evy", "z") for an EVEX kernel
         self.prefer: tuple[str, ...] = ()
 
     # --- values ---------------------------------------------------------------------
+    @property
+    def a64(self) -> bool:
+        return self.table.isa == "aarch64"
+
     def gp(self) -> Reg:
-        """A fresh virtual 64-bit general-purpose register."""
+        """A fresh virtual 64-bit general-purpose register (an x register on AArch64)."""
         self._next_id += 1
-        return Reg(GP, self._next_id, 64)
+        return Reg(A64_GP if self.a64 else GP, self._next_id, 64)
 
     def xmm(self) -> Reg:
         """A fresh virtual 128-bit vector register."""
@@ -57,9 +62,12 @@ class KernelBuilder:
 
     def vec(self, width: int) -> Reg:
         """A fresh virtual vector register used at ``width`` bits (128, 256 or 512)."""
-        if width not in (128, 256, 512):
-            raise ValueError(f"vector width must be 128, 256 or 512, not {width}")
+        if width not in (128, 256, 512) or (self.a64 and width != 128):
+            raise ValueError(f"vector width must be 128, 256 or 512 (128 on AArch64), "
+                             f"not {width}")
         self._next_id += 1
+        if self.a64:
+            return Reg(A64_VEC, self._next_id, 128, "16b")
         return Reg(VEC, self._next_id, width)
 
     def const(self, name: str, data: bytes, align: int = 16) -> Mem:
@@ -70,6 +78,11 @@ class KernelBuilder:
             raise ValueError(f"constant {name} defined twice with different contents")
         self.function.constants[label] = (align, data)
         return Mem(8 * len(data), rip_label=label)
+
+    def const_symbol(self, name: str, data: bytes, align: int = 16) -> Sym:
+        """A read-only constant addressed through a register (AArch64: adrp + add :lo12:)."""
+        mem = self.const(name, data, align)
+        return Sym(mem.rip_label)
 
     # --- control flow ---------------------------------------------------------------
     def label(self, hint: str) -> Label:
@@ -98,6 +111,16 @@ class KernelBuilder:
             self._phase = old
 
     @contextlib.contextmanager
+    def repeat(self, times: int) -> Iterator[None]:
+        """Instructions emitted inside form a loop body that runs ``times`` times each time
+        its region runs (a counted loop with a static trip count); reports weight them."""
+        old, self._weight = self._weight, self._weight * times
+        try:
+            yield
+        finally:
+            self._weight = old
+
+    @contextlib.contextmanager
     def region(self, name: str) -> Iterator[None]:
         """Mark a stretch of code (e.g. the steady-state batch loop of one key size)."""
         old, self._region = self._region, name
@@ -110,7 +133,8 @@ class KernelBuilder:
     def emit(self, name: str, *operands: Operand, comment: str = "") -> None:
         form = self.table.match(name, tuple(operands), self.prefer)
         self.function.body.append(
-            Instruction(form, tuple(operands), self._phase, self._region, comment))
+            Instruction(form, tuple(operands), self._phase, self._region, comment,
+                        self._weight))
 
     def build(self) -> Function:
         return self.function

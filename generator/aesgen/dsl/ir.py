@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..isa.table import Form
-from .operands import Label, Mem, Operand, Reg
+from .operands import Label, Mem, Operand, Reg, VList
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,7 @@ class Instruction:
     phase: str = "other"
     region: str = ""
     comment: str = ""
+    weight: int = 1       # times it runs per pass through its region (a counted loop body)
 
     @property
     def name(self) -> str:
@@ -29,13 +30,22 @@ class Instruction:
         for spec, op in zip(self.form.operands, self.operands):
             if isinstance(op, Reg) and "r" in spec.access:
                 regs.append(op)
+            elif isinstance(op, VList) and "r" in spec.access:
+                regs.extend(op.regs)
             elif isinstance(op, Mem):
                 regs.extend(op.registers())
         return regs
 
     def registers_written(self) -> list[Reg]:
-        return [op for spec, op in zip(self.form.operands, self.operands)
-                if isinstance(op, Reg) and "w" in spec.access]
+        out = []
+        for spec, op in zip(self.form.operands, self.operands):
+            if isinstance(op, Reg) and "w" in spec.access:
+                out.append(op)
+            elif isinstance(op, VList) and "w" in spec.access:
+                out.extend(op.regs)
+            elif isinstance(op, Mem):
+                out.extend(op.written_registers())     # AArch64 pre/post-index
+        return out
 
     def label_target(self) -> str | None:
         for op in self.operands:
@@ -49,7 +59,7 @@ class Instruction:
 
     @property
     def is_unconditional(self) -> bool:
-        return self.name in ("jmp", "ret")
+        return self.name in ("jmp", "ret", "b")
 
     def with_operands(self, operands: tuple[Operand, ...]) -> "Instruction":
         return replace(self, operands=operands)

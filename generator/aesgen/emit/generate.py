@@ -16,6 +16,15 @@ from ..paths import TEMPLATES
 from ..targets import Preset, load_features, load_priority
 from .compile import CompiledKernel, compile_kernel
 
+
+def timing_warning(ck: CompiledKernel) -> str | None:
+    """Why a kernel is not constant time (None for a constant-time one): the manifest's
+    `warning` field and the warning comment in aesgen.h."""
+    if ck.constant_time:
+        return None
+    from ..kernels.table_kernel import NOT_CONSTANT_TIME
+    return NOT_CONSTANT_TIME if ck.spec.method == "table" else "NOT CONSTANT TIME"
+
 ELF_NOTES = """\t.section\t.note.GNU-stack,"",@progbits
 # CET: every entry point starts with endbr64 and returns with ret (IBT and SHSTK).
 \t.section\t.note.gnu.property,"a"
@@ -25,6 +34,24 @@ ELF_NOTES = """\t.section\t.note.GNU-stack,"",@progbits
 \t.long\t5
 \t.asciz\t"GNU"
 \t.long\t0xc0000002
+\t.long\t4
+\t.long\t3
+\t.p2align\t3
+"""
+
+# AArch64: the GNU property note GNU_PROPERTY_AARCH64_FEATURE_1_AND (0xc0000000) with BTI (bit 0)
+# and PAC (bit 1), so a linker building a BTI/PAC-enforcing binary keeps them on.
+AARCH64_NOTES = """\t.section\t.note.GNU-stack,"",%progbits
+// BTI: every entry point starts with `bti c` (hint #34), a valid target of BLR.
+// PAC: the kernels are leaves that never store or change lr (x30), so they need no return
+// address signing and are compatible with code that signs its own (no paciasp/autiasp here).
+\t.section\t.note.gnu.property,"a"
+\t.p2align\t3
+\t.long\t4
+\t.long\t16
+\t.long\t5
+\t.asciz\t"GNU"
+\t.long\t0xc0000000
 \t.long\t4
 \t.long\t3
 \t.p2align\t3
@@ -76,15 +103,21 @@ def render_set(req: GenerateRequest) -> dict[str, str]:
     common = {"command": req.command, "version": __version__, "preset": req.preset,
               "prefix": req.prefix, "macro_prefix": macro_prefix}
     files: dict[str, str] = {}
+    a64 = req.preset.arch == "aarch64"
     for ck in compiled:
         functions = [{"symbol": fn.symbol, "features": fn.features, "text": ck.texts[entry]}
                      for entry, fn in ck.functions.items()]
-        files[kernel_file_name(ck.spec)] = env.get_template("kernel_x86_64.S.j2").render(
-            common, kernel=_kernel_view(ck, macro_prefix), functions=functions, notes=ELF_NOTES)
-    regs = [{"leaf_index": 0 if f.cpuid[0] == 1 else 1,
-             "reg_index": ("eax", "ebx", "ecx", "edx").index(f.cpuid[2]),
-             "cpuid": f.cpuid, "xcr0": f.xcr0, "name": f.name, "bit": f.bit}
-            for f in features]
+        template = "kernel_aarch64.S.j2" if ck.spec.arch == "aarch64" else "kernel_x86_64.S.j2"
+        notes = AARCH64_NOTES if ck.spec.arch == "aarch64" else ELF_NOTES
+        files[kernel_file_name(ck.spec)] = env.get_template(template).render(
+            common, kernel=_kernel_view(ck, macro_prefix), functions=functions, notes=notes)
+    # x86 sets detect features by CPUID (regs), AArch64 sets by getauxval(AT_HWCAP) (hwcaps)
+    regs = [] if a64 else [
+        {"leaf_index": 0 if f.cpuid[0] == 1 else 1,
+         "reg_index": ("eax", "ebx", "ecx", "edx").index(f.cpuid[2]),
+         "cpuid": f.cpuid, "xcr0": f.xcr0, "name": f.name, "bit": f.bit}
+        for f in features]
+    hwcaps = [{"name": f.name, "bit": f.bit, "hwcap": f.hwcap} for f in features] if a64 else []
     kernels = [_kernel_view(ck, macro_prefix) for ck in compiled]
     key_mask = sum(1 << (128, 192, 256).index(k) for k in req.key_bits)
     files["aesgen.h"] = env.get_template("aesgen.h.j2").render(
@@ -95,8 +128,8 @@ def render_set(req: GenerateRequest) -> dict[str, str]:
     priority = [names.index(n) for n in prio.order if n in names]
     priority += [i for i in range(len(names)) if i not in priority]
     files["aesgen_registry.c"] = env.get_template("registry.c.j2").render(
-        common, features=regs, kernels=kernels, key_mask=key_mask, priority=priority,
-        zmm_slow=prio.zmm_slow)
+        common, features=regs, hwcaps=hwcaps, kernels=kernels, key_mask=key_mask,
+        priority=priority, zmm_slow=prio.zmm_slow)
     files["manifest.json"] = manifest_text(req, compiled, files)
     return files
 
@@ -111,6 +144,7 @@ def _kernel_view(ck: CompiledKernel, macro_prefix: str) -> dict:
         "ctx_size": ck.ctx_size, "stem": spec.symbol_stem,
         "macro": spec.symbol_stem.upper(), "interleave": spec.interleave,
         "encoding": spec.encoding, "key_bits": spec.key_bits, "width": spec.width,
+        "warning": timing_warning(ck),
     }
 
 
@@ -130,7 +164,9 @@ def manifest_text(req: GenerateRequest, compiled: list[CompiledKernel],
         "kernels": [{
             "name": ck.spec.name, "method": ck.spec.method, "variant": ck.spec.variant,
             "width": ck.spec.width, "face": ck.spec.face,
-            "constant_time": ck.constant_time, "features": list(ck.features),
+            "constant_time": ck.constant_time,
+            **({"warning": timing_warning(ck)} if not ck.constant_time else {}),
+            "features": list(ck.features),
             "ctx_size": ck.ctx_size, "interleave": ck.spec.interleave,
             "encoding": ck.spec.encoding, "file": kernel_file_name(ck.spec),
             "symbols": {entry: fn.symbol for entry, fn in ck.functions.items()},

@@ -13,8 +13,22 @@ METHODS = {
     "vaes256": ((256,), False),
     "vaes512": ((512,), False),
     "gfni": ((128, 256, 512), True),
+    # AArch64 (kernels/a64/): AESE/AESMC, tbl/tbx S-box, bitsliced netlist
+    "armv8-ce": ((128,), False),
+    "neon-tbl": ((128,), False),
+    "neon-bitsliced": ((128,), False),
+    "table": ((128,), False),          # scalar T-tables (GPRs); NOT constant time
+    "bitsliced": ((128, 256, 512), True),
 }
-ENCODINGS = ("sse", "avx", "evex")
+ENCODINGS = ("sse", "avx", "evex", "neon", "neon-sha3")
+# the instruction set a method's kernels are written in (default x86_64), and its encodings
+AARCH64_METHODS = ("armv8-ce", "neon-tbl", "neon-bitsliced")
+ARCH_ENCODINGS = {"x86_64": ("sse", "avx", "evex"), "aarch64": ("neon", "neon-sha3")}
+
+
+def method_arch(method: str) -> str:
+    """``aarch64`` for the A64 methods, ``x86_64`` for the others."""
+    return "aarch64" if method in AARCH64_METHODS else "x86_64"
 
 
 @dataclass(frozen=True)
@@ -39,14 +53,24 @@ class KernelSpec:
             raise ValueError(f"interleave must be 1..16, got {self.interleave}")
         if self.encoding not in ENCODINGS:
             raise ValueError(f"unknown encoding {self.encoding!r}")
+        if self.encoding not in ARCH_ENCODINGS[self.arch]:
+            raise ValueError(f"method {self.method} ({self.arch}) takes the encodings "
+                             f"{', '.join(ARCH_ENCODINGS[self.arch])}, not {self.encoding!r}")
         widths, _ = METHODS[self.method]
         if self.width not in widths:
             raise ValueError(f"method {self.method} runs on {widths}-bit vectors, "
                              f"not {self.width}")
         if self.width > 128 and self.encoding == "sse":
             raise ValueError(f"{self.width}-bit vectors need the avx or evex encoding")
+        if self.method == "bitsliced" and self.interleave != 8:
+            raise ValueError("bitsliced kernels work on 8 registers of slices: interleave 8")
         if self.width == 512 and self.encoding != "evex":
             raise ValueError("512-bit vectors need the evex encoding")
+
+    @property
+    def arch(self) -> str:
+        """``x86_64`` or ``aarch64``: which ISA, ABI, printer and template the kernel uses."""
+        return method_arch(self.method)
 
     @property
     def lanes(self) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..dsl.ir import Function, Instruction
-from ..dsl.operands import VEC, Reg
+from ..dsl.operands import A64_GP, A64_VEC, SP, VEC, Imm, Mem, Reg
 from ..isa.table import load_table
 from .abi import AbiSpec
 
@@ -19,7 +19,10 @@ def insert_frame(function: Function, abi: AbiSpec) -> Function:
 
     With ``scrub_vectors`` every vector register the function touched is zeroed before
     each return, so no round key or keystream outlives the call in a register.
+    AArch64 functions get their own frame (``insert_frame_a64``).
     """
+    if abi.isa == "aarch64":
+        return insert_frame_a64(function, abi)
     used_keys = {r.key for ins in function.instructions()
                  for r in ins.registers_read() + ins.registers_written()}
     saved = tuple(r for r in abi.callee_saved if r.key in used_keys)
@@ -57,3 +60,58 @@ def drop_self_moves(function: Function, abi: AbiSpec) -> Function:
         return (isinstance(item, Instruction) and item.name in ("mov", "movdqa", "vmovdqa")
                 and len(item.operands) == 2 and item.operands[0] == item.operands[1])
     return replace(function, body=[it for it in function.body if not is_self_move(it)])
+
+
+BTI_C = 34     # `bti c` is `hint #34`: a valid target of an indirect call (BLR)
+
+
+def insert_frame_a64(function: Function, abi: AbiSpec) -> Function:
+    """AAPCS64 frame of a leaf: after the entry's `bti c`, sp drops by a multiple of 16 and
+    the used callee-saved registers are stored (x19-x28 with stp/str, the low halves d8-d15
+    of v8-v15 likewise); before each ret they are loaded back and sp restored. lr (x30) and
+    x29 are never touched, so no return-address signing is needed and none is done.
+
+    With ``scrub_vectors`` every vector register the function used is zeroed (`eor v, v, v`)
+    before each return, d8-d15 before their caller's values are reloaded.
+    """
+    used_keys = {r.key for ins in function.instructions()
+                 for r in ins.registers_read() + ins.registers_written()}
+    saved = tuple(r for r in abi.callee_saved if r.key in used_keys)
+    gps = [r.x for r in saved if r.cls == A64_GP]
+    vecs = [r.d for r in saved if r.cls == A64_VEC]
+    size = (8 * (len(gps) + len(vecs)) + 15) // 16 * 16
+    vectors = sorted(k[1] for k in used_keys if k[0] == A64_VEC)
+
+    def slots(regs: list[Reg], first: int, store: bool) -> list[Instruction]:
+        out = []
+        for i in range(0, len(regs), 2):
+            off = 8 * (first + i)
+            pair = regs[i:i + 2]
+            if len(pair) == 2:
+                out.append(_make(abi, "stp" if store else "ldp", *pair, Mem(128, base=SP, disp=off)))
+            else:
+                out.append(_make(abi, "str" if store else "ldr", pair[0], Mem(64, base=SP, disp=off)))
+        return out
+
+    prologue = []
+    epilogue = []
+    if size:
+        prologue.append(_make(abi, "sub", SP, SP, Imm(size)))
+        prologue += slots(gps, 0, True) + slots(vecs, len(gps), True)
+        epilogue += slots(gps, 0, False) + slots(vecs, len(gps), False)
+        epilogue.append(_make(abi, "add", SP, SP, Imm(size)))
+    body = []
+    for n, item in enumerate(function.body):
+        is_ins = isinstance(item, Instruction)
+        if is_ins and item.name == "ret":
+            if function.scrub_vectors:
+                for v in vectors:
+                    x = Reg(A64_VEC, v, 128, "16b")
+                    body.append(_make(abi, "eor", x, x, x))
+            body.extend(epilogue)
+        body.append(item)
+        if n == 0:
+            if not (is_ins and item.name == "hint" and item.operands == (Imm(BTI_C),)):
+                raise ValueError(f"{function.symbol}: entry must start with bti c (hint #34)")
+            body.extend(prologue)
+    return replace(function, body=body, saved_registers=saved)

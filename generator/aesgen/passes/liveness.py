@@ -7,7 +7,7 @@ from ..dsl.ir import Function, Instruction, LabelDef
 from .abi import AbiSpec
 
 RegKey = tuple[str, int]
-ZEROING_IDIOMS = ("xor", "pxor", "vpxor", "vpxorq", "vpxord")
+ZEROING_IDIOMS = ("xor", "pxor", "vpxor", "vpxorq", "vpxord", "eor")   # eor: AArch64
 
 
 @dataclass

@@ -2,7 +2,9 @@
 
 Deterministic by construction: virtual registers are coloured in increasing id, candidate
 registers are tried in the ABI's allocation order, and a copy's partner colour is tried
-first (so `mov %rdi, v` usually disappears). There is no spilling: a kernel that needs more
+first (so `mov %rdi, v` usually disappears). The registers of an AArch64 register list
+(``{v0.16b-v3.16b}`` of ld1/st1/ld4/st4/tbl) are coloured together, consecutively, when the
+first of them comes up. There is no spilling: a kernel that needs more
 registers than the target has is a lowering bug, reported with the register that failed.
 """
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 from ..dsl.ir import Function, Instruction
-from ..dsl.operands import Mem, Reg, VIRTUAL_BASE
+from ..dsl.operands import Mem, Reg, VIRTUAL_BASE, VList
 from .abi import AbiSpec
 from .liveness import RegKey, compute_liveness, uses_and_defs
 
@@ -64,11 +66,17 @@ def allocate_registers(function: Function, abi: AbiSpec) -> Function:
                        for r in ins.registers_read() + ins.registers_written()
                        if r.is_virtual})
     colour: dict[RegKey, int] = {}
+    groups = _register_groups(function)
 
     def colour_of(key: RegKey) -> int | None:
         return key[1] if key[1] < VIRTUAL_BASE else colour.get(key)
 
     for key in virtuals:
+        if key in colour:
+            continue
+        if key in groups:
+            _colour_group(function, abi, groups[key], edges, colour, colour_of)
+            continue
         cls = key[0]
         taken = {colour_of(n) for n in edges[key]} - {None}
         order = [r.id for r in abi.allocation_order[cls]]
@@ -82,7 +90,9 @@ def allocate_registers(function: Function, abi: AbiSpec) -> Function:
 
     def bind(op):
         if isinstance(op, Reg) and op.is_virtual:
-            return Reg(op.cls, colour[op.key], op.width)
+            return replace(op, id=colour[op.key])
+        if isinstance(op, VList):
+            return op.with_regs(tuple(bind(r) for r in op.regs))
         if isinstance(op, Mem):
             base = bind(op.base) if op.base is not None else None
             index = bind(op.index) if op.index is not None else None
@@ -92,3 +102,40 @@ def allocate_registers(function: Function, abi: AbiSpec) -> Function:
     body = [item.with_operands(tuple(bind(op) for op in item.operands))
             if isinstance(item, Instruction) else item for item in function.body]
     return replace(function, body=body)
+
+
+def _register_groups(function: Function) -> dict[RegKey, tuple[RegKey, ...]]:
+    """Each virtual register of a multi-register list -> the whole list (in order)."""
+    groups: dict[RegKey, tuple[RegKey, ...]] = {}
+    for ins in function.instructions():
+        for op in ins.operands:
+            if isinstance(op, VList) and len(op.regs) > 1:
+                keys = tuple(r.key for r in op.regs)
+                if any(r.is_virtual != op.regs[0].is_virtual for r in op.regs):
+                    raise AllocationError(f"{function.symbol}: register list {keys} mixes "
+                                          "physical and virtual registers")
+                if not op.regs[0].is_virtual:
+                    continue
+                for k in keys:
+                    if groups.get(k, keys) != keys:
+                        raise AllocationError(f"{function.symbol}: v{k[1]} sits in two "
+                                              "different register lists")
+                    groups[k] = keys
+    return groups
+
+
+def _colour_group(function, abi, keys, edges, colour, colour_of) -> None:
+    """Colour the registers of one list consecutively (mod 32, as A64 lists wrap)."""
+    cls = keys[0][0]
+    order = [r.id for r in abi.allocation_order[cls]]
+    allowed = set(order)
+    n = abi.vector_registers
+    for first in order:
+        ids = [(first + i) % n for i in range(len(keys))]
+        if all(c in allowed and c not in {colour_of(x) for x in edges[k]} - {None}
+               for c, k in zip(ids, keys)):
+            for c, k in zip(ids, keys):
+                colour[k] = c
+            return
+    raise AllocationError(f"{function.symbol}: no {len(keys)} consecutive free {cls} "
+                          f"registers for the list {[f'v{k[1]}' for k in keys]}")

@@ -27,4 +27,20 @@ def verify_structure(function: Function, abi: AbiSpec) -> Function:
         for op in ins.operands:
             if getattr(op, "cls", None) == "gp" and op.id == 4:
                 raise StructureError(f"{function.symbol}: {ins.name} names rsp directly")
+    if abi.isa == "aarch64":
+        _verify_a64(function)
     return function
+
+
+def _verify_a64(function: Function) -> None:
+    """x18 (platform register), x29 (frame pointer), x30 (link register) and sp stay out of
+    the lowering: the frame pass alone touches sp, and a leaf keeps lr untouched."""
+    from ..dsl.operands import A64_GP, A64_SP
+
+    for ins in function.instructions():
+        regs = ins.registers_read() + ins.registers_written()
+        for r in regs:
+            if r.cls == A64_GP and r.id in (18, 29, 30, A64_SP):
+                name = {18: "x18 (platform register)", 29: "x29 (frame pointer)",
+                        30: "x30 (link register)", A64_SP: "sp"}[r.id]
+                raise StructureError(f"{function.symbol}: {ins.name} uses {name}")

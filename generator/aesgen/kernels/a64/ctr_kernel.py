@@ -1,0 +1,536 @@
+"""AES-CTR kernels for AArch64: init, set_iv, xor_stream, wipe (AAPCS64, GNU A64 syntax).
+
+The twin of kernels/ctr_kernel.py (x86): the same context layout (kernels/ctx_layout.py), the
+same stream and the same FACE semantics, so a context's meaning does not depend on the ISA
+(except the FACE caches, which are in the engine's domain: see engines.py).
+
+Counter: 128-bit big-endian, +1 a block (OpenSSL EVP_aes_*_ctr), kept as two native 64-bit
+halves (CTR_LO = bytes 8..15, CTR_HI = bytes 0..7) so a step is adds/adc, wrapping at 2^128.
+A batch of m blocks runs only while byte 15 (in15) does not wrap inside it, so block j is the
+batch's first counter block plus j in byte 15 (one `add .16b` a block from the previous one),
+and the FACE window (the 256 blocks sharing bytes 0..14) is the same for the whole batch.
+Batches are ``interleave`` blocks, then halves (the ladder), then single blocks; the last
+partial block is a single block whose keystream is kept in the context (KEYSTREAM,
+KEYSTREAM_LEFT) for the next call.
+
+FACE (Park & Lee, TCHES, section 4), in the engine's domain D_r = s_r ^ c_r (engines.py):
+  rd1: C1 = D_1(base), T1[v] = D_1(base|v) ^ C1 = s_1(base|v) ^ s_1(base)  (column 0, 4 B)
+  rd2: C2 = D_2(base), T2[v] = D_2(base|v) ^ C2 = s_2(base|v) ^ s_2(base)  (16 B)
+A block with in15 = v then starts from C ^ T[v] = D_r(block): `r1` computes rounds 2..Nr,
+`r2` rounds 3..Nr. The caches are recomputed once per window (the refresh); the tables depend
+only on the key and counter bytes 0, 5, 10 (their tag), stay valid across windows and across
+set_iv calls that keep those bytes, and are filled while encrypting: until a table is
+complete each block is computed in full and stores its own entry; the first window's blocks
+fill it, no set-up pass computes entries a message does not use. Table indices come from the
+public counter only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...dsl.builder import KernelBuilder
+from ...dsl.ir import Function
+from ...dsl.operands import XZR, Imm, Label, Mem, Reg, xreg
+from ...isa.table import load_table
+from .. import ctx_layout as L
+from ..spec import ROUNDS, KernelSpec
+from .engines import A64Engine, engine_for
+
+BTI_C = 34
+VECTOR_REGISTERS = 32
+
+
+def _m(width: int, base: Reg, disp: int = 0, index: Reg | None = None, scale: int = 1,
+       wb: str = "") -> Mem:
+    return Mem(width, base=base, index=index, scale=scale, disp=disp, writeback=wb)
+
+
+@dataclass
+class Stream:
+    """The registers one key size's loop works with."""
+    ctx: Reg
+    out: Reg
+    inp: Reg
+    length: Reg
+    lo: Reg          # counter bytes 8..15 as a number
+    hi: Reg          # counter bytes 0..7
+    idx: Reg         # in15 of the next block
+    one: Reg         # vector: 1 in byte 15 (steps a counter block)
+    end: Label       # store the counter and return
+    top: Label       # next batch
+    keys: object     # the engine's prepared round keys
+
+
+class Kernel:
+    """Shared state while one kernel's four functions are built."""
+
+    def __init__(self, spec: KernelSpec) -> None:
+        if spec.arch != "aarch64":
+            raise ValueError(f"{spec.name} is not an AArch64 kernel")
+        self.spec = spec
+        self.table = load_table("aarch64")
+        self.engine: A64Engine = engine_for(spec)
+        self.layout = L.layout_for(spec.face, 4, self.engine.context_extra())
+        self._check_registers()
+
+    def _check_registers(self) -> None:
+        """Resident keys + the batch + FACE cache + counter step + two data registers +
+        a table-fill (or folded key) temporary must fit the 32 vector registers (there is no
+        spilling)."""
+        for bits in self.spec.key_bits:
+            need = (self.engine.registers(bits) + self.spec.interleave + 1 + 1 + 2 +
+                    (1 if self.spec.face != "none" else 0))
+            if need > VECTOR_REGISTERS:
+                raise ValueError(f"{self.spec.name}: AES-{bits} with interleave "
+                                 f"{self.spec.interleave} needs {need} vector registers "
+                                 f"of {VECTOR_REGISTERS}")
+
+    def builder(self, entry: str, doc: str) -> KernelBuilder:
+        return KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
+
+    def args(self, b: KernelBuilder, count: int) -> list[Reg]:
+        regs = []
+        for n in range(count):
+            v = b.gp()
+            b.asm.mov(v, xreg(n))
+            regs.append(v)
+        return regs
+
+    def counter_block(self, b: KernelBuilder, lo: Reg, hi: Reg, x: Reg | None = None) -> Reg:
+        """A vector register (``x`` or a new one) holding the 16 counter bytes (big-endian)
+        of hi:lo."""
+        a = b.asm
+        t_hi, t_lo = b.gp(), b.gp()
+        x = b.vec(128) if x is None else x
+        a.rev(t_hi, hi)
+        a.rev(t_lo, lo)
+        a.fmov(x.d, t_hi)
+        a.ins(x.lane_view("d", 1), t_lo)
+        return x
+
+
+def _entry(b: KernelBuilder) -> None:
+    b.asm.hint(Imm(BTI_C), comment="bti c")
+
+
+def _count_up(b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
+    b.asm.adds(lo, lo, Imm(n))
+    b.asm.adc(hi, hi, XZR)
+
+
+# ====================================================================================
+# init, set_iv, wipe
+# ====================================================================================
+def build_init(k: Kernel) -> Function:
+    b = k.builder("init", "init(ctx, key, key_len, iv): expand the key, reset FACE state, "
+                          "set the IV.\nReturns 0, or -1 for a key length not built in.")
+    b.function.returns_value = True
+    a = b.asm
+    _entry(b)
+    ctx, key, key_len, iv = k.args(b, 4)
+    ret, common, accepted = b.label("return"), b.label("common"), b.label("accepted")
+    per_size = {bits: b.label(f"key{bits}") for bits in k.spec.key_bits}
+    for bits in per_size:
+        a.cmp(key_len, Imm(bits // 8))
+        a.b_eq(accepted)
+    a.movn(xreg(0, 32), Imm(0))          # -1: a refused key leaves the context as it was
+    a.b(ret)
+    b.bind(accepted)
+    with b.phase("clear_context"):       # re-keying forgets every byte of the old key's state
+        _zero_context(k, b, ctx)
+    for bits, label in per_size.items():
+        a.cmp(key_len, Imm(bits // 8))
+        a.b_eq(label)
+    for bits, label in per_size.items():
+        b.bind(label)
+        with b.phase("key_expansion"):
+            k.engine.expand_key(k, b, ctx, key, bits)
+            t = b.gp()
+            a.mov(t.w, Imm(bits))
+            a.str(t.w, _m(32, ctx, L.KEY_BITS))
+        a.b(common)
+    b.bind(common)
+    t = b.gp()
+    a.mov(t, Imm(L.NO_TABLE))
+    a.str(t, _m(64, ctx, L.TAG_HI))
+    _set_iv_body(b, ctx, iv)
+    a.mov(xreg(0, 32), Imm(0))
+    b.bind(ret)
+    a.ret()
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def _set_iv_body(b: KernelBuilder, ctx: Reg, iv: Reg) -> None:
+    a = b.asm
+    hi, lo, t = b.gp(), b.gp(), b.gp()
+    a.ldp(hi, lo, _m(128, iv))
+    a.rev(hi, hi)
+    a.rev(lo, lo)
+    a.stp(lo, hi, _m(128, ctx, L.CTR_LO))
+    a.str(XZR, _m(64, ctx, L.KEYSTREAM_LEFT))
+    a.mov(t, Imm(L.NO_WINDOW))           # caches are checked again on use
+    a.str(t, _m(64, ctx, L.WINDOW_LO))
+
+
+def build_set_iv(k: Kernel) -> Function:
+    b = k.builder("set_iv", "set_iv(ctx, iv): restart the stream at iv under the same key.\n"
+                            "FACE tables stay while IV bytes 0, 5 and 10 are unchanged.")
+    b.function.returns_value = True
+    _entry(b)
+    ctx, iv = k.args(b, 2)
+    _set_iv_body(b, ctx, iv)
+    b.asm.mov(xreg(0, 32), Imm(0))
+    b.asm.ret()
+    return b.build()
+
+
+def _zero_context(k: Kernel, b: KernelBuilder, ctx: Reg) -> None:
+    """Store zeros over all ctx_size bytes (a multiple of 64), 64 bytes an iteration."""
+    a = b.asm
+    z, p, n = b.vec(128), b.gp(), b.gp()
+    a.movi(z.d2, Imm(0))
+    a.mov(p, ctx)
+    a.mov(n, Imm(k.layout.size // 64))
+    loop = b.label("zero")
+    b.bind(loop)
+    a.stp(z.q, z.q, _m(256, p, 32, wb="post"))
+    a.stp(z.q, z.q, _m(256, p, 32, wb="post"))
+    a.subs(n, n, Imm(1))
+    a.b_ne(loop)
+
+
+def build_wipe(k: Kernel) -> Function:
+    b = k.builder("wipe", f"wipe(ctx): zero all {k.layout.size} bytes of the context.")
+    _entry(b)
+    (ctx,) = k.args(b, 1)
+    _zero_context(k, b, ctx)
+    b.asm.ret()
+    return b.build()
+
+
+# ====================================================================================
+# xor_stream
+# ====================================================================================
+def build_xor_stream(k: Kernel) -> Function:
+    spec = k.spec
+    b = k.builder("xor_stream", f"xor_stream(ctx, out, in, len): AES-CTR, {spec.interleave} "
+                                f"blocks a batch, FACE {spec.face}.")
+    a = b.asm
+    _entry(b)
+    ctx, out, inp, length = k.args(b, 4)
+    done = b.label("return")
+    a.cbz(length, done)
+
+    # 1. bytes left in the keystream block of the previous call
+    bulk, drain, drained = b.label("bulk"), b.label("drain"), b.label("drained")
+    with b.phase("partial"):
+        left = b.gp()
+        a.ldr(left, _m(64, ctx, L.KEYSTREAM_LEFT))
+        a.cbz(left, bulk)
+        b.bind(drain)
+        p, t, u = b.gp(), b.gp(), b.gp()
+        a.sub(p, ctx, left)
+        a.ldrb(t.w, _m(8, p, L.KEYSTREAM + 16))
+        a.ldrb(u.w, _m(8, inp, 1, wb="post"))
+        a.eor(t.w, t.w, u.w)
+        a.strb(t.w, _m(8, out, 1, wb="post"))
+        a.sub(length, length, Imm(1))
+        a.subs(left, left, Imm(1))
+        a.b_eq(drained)
+        a.cbnz(length, drain)
+        b.bind(drained)
+        a.str(left, _m(64, ctx, L.KEYSTREAM_LEFT))
+        a.cbz(length, done)
+
+    # 2. dispatch on the key size init stored
+    b.bind(bulk)
+    bodies = {bits: b.label(f"aes{bits}") for bits in spec.key_bits}
+    kb = b.gp()
+    a.ldr(kb.w, _m(32, ctx, L.KEY_BITS))
+    for bits, label in bodies.items():
+        a.cmp(kb.w, Imm(bits))
+        a.b_eq(label)
+    a.b(done)                          # not initialised: nothing to do
+    for bits, label in bodies.items():
+        b.bind(label)
+        _stream_body(k, b, bits, ctx, out, inp, length, done)
+    b.bind(done)
+    a.ret()
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def batch_ladder(spec: KernelSpec) -> list[int]:
+    """Blocks a batch may hold, largest first: the interleave, then halves down to 2; single
+    blocks take the rest (a message under a fresh IV starts anywhere in a window)."""
+    sizes, m = [spec.interleave], spec.interleave // 2
+    while m >= 2:
+        sizes.append(m)
+        m //= 2
+    return sizes
+
+
+def _stream_body(k: Kernel, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg,
+                 length: Reg, done: Label) -> None:
+    """The loop for one key size: batches, single blocks, the partial tail, FACE refresh."""
+    spec, a, face = k.spec, b.asm, k.spec.face
+    top, end = b.label(f"top{bits}"), b.label(f"end{bits}")
+    window_ok, refresh = b.label(f"window_ok{bits}"), b.label(f"refresh{bits}")
+    single = b.label(f"single{bits}")
+    lo, hi, idx = b.gp(), b.gp(), b.gp()
+    a.ldp(lo, hi, _m(128, ctx, L.CTR_LO))
+    with b.phase("key_load"):
+        keys = k.engine.prepare(k, b, ctx, bits)
+        one, t = b.vec(128), b.gp()
+        a.movi(one.d2, Imm(0))
+        a.mov(t.w, Imm(1))
+        a.ins(one.lane_view("b", 15), t.w)
+    s = Stream(ctx, out, inp, length, lo, hi, idx, one, end, top, keys)
+
+    ladder = batch_ladder(spec)
+    tries = [b.label(f"try{m}_{bits}") for m in ladder] + [single]
+    with b.region(f"steady-{bits}"):
+        with b.phase("loop"):
+            b.bind(top)
+            a.cbz(length, end)
+            if face != "none":
+                base, wlo, whi = b.gp(), b.gp(), b.gp()
+                b.emit("and", base, lo, Imm(-256 & (2 ** 64 - 1)))
+                a.ldp(wlo, whi, _m(128, ctx, L.WINDOW_LO))
+                a.cmp(base, wlo)
+                a.b_ne(refresh)
+                a.cmp(hi, whi)
+                a.b_ne(refresh)
+            b.bind(window_ok)
+            b.emit("and", idx, lo, Imm(255))
+    for n, m in enumerate(ladder):
+        region = f"steady-{bits}" if n == 0 else f"batch{m}-{bits}"
+        fill = b.label(f"fill{m}_{bits}")
+        with b.region(region):
+            if n > 0:
+                b.bind(tries[n])
+            with b.phase("loop"):
+                a.cmp(length, Imm(16 * m))
+                a.b_lo(tries[n + 1])
+                a.cmp(idx, Imm(256 - m))
+                a.b_hi(tries[n + 1])
+                if face != "none":
+                    fc = b.gp()
+                    a.ldr(fc, _m(64, ctx, L.FILL_COUNT))
+                    a.cmp(fc, Imm(256))
+                    a.b_ne(fill)
+            _batch(k, b, bits, s, m, "fast" if face != "none" else "full")
+        if face != "none":
+            with b.region(f"fill{m}-{bits}"):
+                b.bind(fill)
+                _batch(k, b, bits, s, m, "fill")
+
+    with b.region(f"single-{bits}"):
+        b.bind(single)
+        if face == "none":
+            _batch(k, b, bits, s, 1, "full")
+        else:
+            single_fill = b.label(f"single_fill{bits}")
+            fc = b.gp()
+            a.ldr(fc, _m(64, ctx, L.FILL_COUNT))
+            a.cmp(fc, Imm(256))
+            a.b_ne(single_fill)
+            _batch(k, b, bits, s, 1, "fast")
+    if face != "none":
+        with b.region(f"single_fill-{bits}"):
+            b.bind(single_fill)
+            _batch(k, b, bits, s, 1, "fill")
+
+    b.bind(end)
+    a.stp(lo, hi, _m(128, ctx, L.CTR_LO))
+    a.b(done)
+
+    if face != "none":
+        with b.region(f"refresh-{bits}"), b.phase("refresh"):
+            b.bind(refresh)
+            _refresh(k, b, s, bits, window_ok)
+
+
+def _batch(k: Kernel, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str) -> None:
+    """m blocks whose in15 run idx..idx+m-1 without wrapping.
+
+    mode "full": every round computed; "fast": rounds up to the FACE level come from the
+    cache and table; "fill": every round computed and the table entries stored. A single
+    block (m == 1) may also be the partial last one (len < 16).
+    """
+    a, nr, face = b.asm, ROUNDS[bits], k.spec.face
+    eng = k.engine
+    skip = {"none": 0, "r1": 1, "r2": 2}[face]
+    blocks = [b.vec(128) for _ in range(m)]
+    table = k.layout.table_r1 if face == "r1" else k.layout.table_r2
+    entry = 4 if face == "r1" else 16
+    tp = cache = None
+    if mode in ("fast", "fill"):
+        with b.phase("counter"):
+            tp = b.gp()
+            a.add(tp, s.ctx, s.idx, Imm(entry.bit_length() - 1))   # ctx + idx * entry
+        cache = b.vec(128)
+        with b.phase("rounds_0_2"):
+            a.ldr(cache.q, _m(128, s.ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2))
+    if mode == "fast":
+        with b.phase("rounds_0_2"):
+            if face == "r1":
+                for i, x in enumerate(blocks):
+                    a.ldr(x.s, _m(32, tp, table + 4 * i))         # column 0; the rest zero
+            else:
+                _load_pairs(b, blocks, lambda i: _m(128, tp, table + 16 * i),
+                            lambda i: _m(256, tp, table + 16 * i))
+        with b.phase("rounds_0_2" if face == "r1" else "rounds_3_nr"):
+            eng.table_rounds(k, b, s.keys, blocks, cache, skip, 2 if face == "r1" else 3, nr)
+    else:
+        with b.phase("counter"):
+            k.counter_block(b, s.lo, s.hi, blocks[0])
+            for i in range(1, m):
+                a.add(blocks[i].b16, blocks[i - 1].b16, s.one.b16)
+        with b.phase("rounds_0_2"):
+            if mode == "full":
+                eng.rounds(k, b, s.keys, blocks, 0, 2, nr)
+            else:
+                eng.rounds(k, b, s.keys, blocks, 0, skip, nr)
+                with b.phase("table_fill"):
+                    e = b.vec(128)
+                    for i, x in enumerate(blocks):
+                        a.eor(e.b16, x.b16, cache.b16)
+                        if face == "r1":
+                            a.str(e.s, _m(32, tp, table + 4 * i))
+                        else:
+                            a.str(e.q, _m(128, tp, table + 16 * i))
+                if face == "r1":
+                    eng.rounds(k, b, s.keys, blocks, 2, 2, nr)
+    with b.phase("rounds_3_nr"):
+        eng.rounds(k, b, s.keys, blocks, 4 if mode == "fast" and face == "r2" else 3,
+                   nr - 1, nr)
+    if mode == "fill":
+        with b.phase("table_fill"):
+            fill_ok = b.label("fill_counted")
+            count = b.gp()
+            a.ldr(count, _m(64, s.ctx, L.FILL_COUNT))
+            a.add(count, count, Imm(m))
+            a.cmp(count, Imm(256))
+            a.b_ls(fill_ok)
+            a.mov(count, Imm(256))
+            b.bind(fill_ok)
+            a.str(count, _m(64, s.ctx, L.FILL_COUNT))
+    if m == 1:
+        partial = b.label("partial")
+        with b.phase("rounds_3_nr"):
+            eng.last_round(k, b, s.keys, blocks, nr)
+        with b.phase("partial"):
+            a.cmp(s.length, Imm(16))
+            a.b_lo(partial)
+        with b.phase("load_xor_store"):
+            d = b.vec(128)
+            a.ldr(d.q, _m(128, s.inp, 16, wb="post"))
+            a.eor(blocks[0].b16, blocks[0].b16, d.b16)
+            a.str(blocks[0].q, _m(128, s.out, 16, wb="post"))
+    else:
+        for i in range(0, m, 2):
+            pair = blocks[i:i + 2]
+            data = [b.vec(128) for _ in pair]
+            with b.phase("load_xor_store"):
+                a.ldp(data[0].q, data[1].q, _m(256, s.inp, 32, wb="post"))
+            with b.phase("rounds_3_nr"):
+                eng.last_round(k, b, s.keys, pair, nr, data)
+            with b.phase("load_xor_store"):
+                a.stp(pair[0].q, pair[1].q, _m(256, s.out, 32, wb="post"))
+    with b.phase("loop"):
+        _count_up(b, s.lo, s.hi, m)
+        a.sub(s.length, s.length, Imm(16 * m))
+        a.b(s.top)
+    if m == 1:
+        _partial_tail(b, s, blocks[0], partial)
+
+
+def _load_pairs(b: KernelBuilder, regs: list[Reg], one, two) -> None:
+    """Load consecutive 16-byte slots into regs: ldp for pairs, ldr for an odd last one."""
+    for i in range(0, len(regs), 2):
+        if i + 1 < len(regs):
+            b.asm.ldp(regs[i].q, regs[i + 1].q, two(i))
+        else:
+            b.asm.ldr(regs[i].q, one(i))
+
+
+def _partial_tail(b: KernelBuilder, s: Stream, x: Reg, partial: Label) -> None:
+    """len < 16: keep the keystream block in the context, use its first len bytes."""
+    a = b.asm
+    with b.phase("partial"):
+        b.bind(partial)
+        a.str(x.q, _m(128, s.ctx, L.KEYSTREAM))
+        _count_up(b, s.lo, s.hi, 1)
+        j, t, u, ks = b.gp(), b.gp(), b.gp(), b.gp()
+        a.add(ks, s.ctx, Imm(L.KEYSTREAM))
+        a.mov(j, Imm(0))
+        loop = b.label("partial_byte")
+        b.bind(loop)
+        a.ldrb(t.w, _m(8, ks, index=j))
+        a.ldrb(u.w, _m(8, s.inp, index=j))
+        a.eor(t.w, t.w, u.w)
+        a.strb(t.w, _m(8, s.out, index=j))
+        a.add(j, j, Imm(1))
+        a.cmp(j, s.length)
+        a.b_lo(loop)
+        a.mov(t, Imm(16))
+        a.sub(t, t, s.length)
+        a.str(t, _m(64, s.ctx, L.KEYSTREAM_LEFT))
+        a.b(s.end)
+
+
+def _refresh(k: Kernel, b: KernelBuilder, s: Stream, bits: int, window_ok: Label) -> None:
+    """A new window: recompute the cache; keep, continue or restart the table fill.
+
+    The table is kept when the counter's bytes 0, 5, 10 match its tag and it is complete, or
+    when it is being filled and this block is the next entry to fill; otherwise the fill
+    restarts at this block's in15.
+    """
+    a, face, ctx, lo, hi = b.asm, k.spec.face, s.ctx, s.lo, s.hi
+    nr = ROUNDS[bits]
+    base = b.gp()
+    b.emit("and", base, lo, Imm(-256 & (2 ** 64 - 1)))
+    x = k.counter_block(b, base, hi)
+    k.engine.rounds(k, b, s.keys, [x], 0, 1 if face == "r1" else 2, nr)
+    a.str(x.q, _m(128, ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2))
+    a.stp(base, hi, _m(128, ctx, L.WINDOW_LO))
+    restart = b.label("restart")
+    tag_lo, tag_hi, mask, here = b.gp(), b.gp(), b.gp(), b.gp()
+    b.emit("and", tag_lo, lo, Imm(L.TAG_LO_MASK))
+    a.movz(mask, Imm(L.TAG_HI_MASK >> 16 & 0xFFFF), Imm(16))
+    a.movk(mask, Imm(L.TAG_HI_MASK >> 48 & 0xFFFF), Imm(48))
+    assert L.TAG_HI_MASK == (L.TAG_HI_MASK >> 16 & 0xFFFF) << 16 | (L.TAG_HI_MASK >> 48) << 48
+    b.emit("and", tag_hi, hi, mask)
+    b.emit("and", here, lo, Imm(255))
+    old_lo, old_hi, start, count, pos = b.gp(), b.gp(), b.gp(), b.gp(), b.gp()
+    a.ldp(old_lo, old_hi, _m(128, ctx, L.TAG_LO))
+    a.cmp(tag_lo, old_lo)
+    a.b_ne(restart)
+    a.cmp(tag_hi, old_hi)
+    a.b_ne(restart)
+    a.ldp(start, count, _m(128, ctx, L.FILL_START))
+    a.cmp(count, Imm(256))
+    a.b_eq(window_ok)
+    a.add(pos, start, count)
+    b.emit("and", pos, pos, Imm(255))
+    a.cmp(pos, here)
+    a.b_eq(window_ok)
+    b.bind(restart)
+    a.stp(tag_lo, tag_hi, _m(128, ctx, L.TAG_LO))
+    a.stp(here, XZR, _m(128, ctx, L.FILL_START))
+    a.b(window_ok)
+
+
+ENTRY_POINTS = ("init", "set_iv", "xor_stream", "wipe")
+
+
+def build_all(k: Kernel) -> dict[str, Function]:
+    """The four entry points of one CTR kernel, uncompiled (virtual registers)."""
+    return {"init": build_init(k), "set_iv": build_set_iv(k),
+            "xor_stream": build_xor_stream(k), "wipe": build_wipe(k)}
+
+
+def build_kernel(spec: KernelSpec) -> dict[str, Function]:
+    return build_all(Kernel(spec))
