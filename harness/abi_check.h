@@ -1,13 +1,16 @@
 /*
  * abi_check.h: call a function through an assembly trampoline that checks
- * the System V AMD64 calling convention around the call.
+ * the platform's calling convention around the call.  One interface, two
+ * implementations, chosen by the target: abi_check_x86_64.S (System V AMD64)
+ * and abi_check_aarch64.S (AAPCS64 on Linux).
  *
  * aesgen_abi_call4(fn, a0, a1, a2, a3, &ret) calls fn(a0, a1, a2, a3) with
- * the four arguments in rdi, rsi, rdx, rcx and the stack pointer 16-byte
- * aligned at the call.  Before the call it loads a distinctive value into
- * each callee-saved general register and junk into the caller-saved ones
- * that carry no argument (rax, r8, r9, r10).  After the call it checks:
+ * the four arguments in the first four argument registers (rdi, rsi, rdx,
+ * rcx; x0-x3) and the stack pointer 16-byte aligned at the call.  Before the
+ * call it loads a distinctive value into each callee-saved register and junk
+ * into caller-saved ones that carry no argument.  After the call it checks:
  *
+ * x86-64:
  *   - rbx, rbp, r12, r13, r14, r15 still hold their distinctive values;
  *   - rsp is what it was before the call (the trampoline keeps its own
  *     copy in thread-local storage, so it recovers even if rsp moved);
@@ -20,18 +23,54 @@
  *     the return address, are intact (the callee wrote nothing into its
  *     caller's frame).
  *
- * It returns a mask of AESGEN_ABI_* bits, 0 when everything held, and stores
- * the callee's rax through ret (when ret is not NULL).  Whatever it finds, it
- * restores its caller's state before returning, so one bad kernel does not
- * take the rest of the test binary down with it.
+ * AArch64:
+ *   - x19-x28, x29 (the frame pointer) and the low 64 bits of v8-v15
+ *     (d8-d15) still hold their distinctive values (the upper halves of
+ *     v8-v15 are caller-saved and are not looked at);
+ *   - sp is what it was before the call (kept in thread-local storage too);
+ *   - FPCR is unchanged (FPSR's cumulative flags are caller-saved);
+ *   - 32 bytes of canary words at the caller's sp (the bottom of the
+ *     trampoline's frame) are intact.
  *
- * x86-64 SysV (ELF) only.  Safe to use from several threads at once: the
- * saved stack pointer lives in thread-local storage.  Not reentrant within
- * one thread (fn must not itself call aesgen_abi_call4).
+ * It returns a mask of AESGEN_ABI_* bits, 0 when everything held, and stores
+ * the callee's return value (rax / x0) through ret (when ret is not NULL).
+ * Whatever it finds, it restores its caller's state before returning, so one
+ * bad kernel does not take the rest of the test binary down with it.
+ *
+ * ELF only.  Safe to use from several threads at once: the saved stack
+ * pointer lives in thread-local storage.  Not reentrant within one thread
+ * (fn must not itself call aesgen_abi_call4).
  */
 #ifndef AESGEN_HARNESS_ABI_CHECK_H
 #define AESGEN_HARNESS_ABI_CHECK_H
 
+#if defined(__aarch64__)
+#define AESGEN_ABI_CONVENTION "AAPCS64"
+#define AESGEN_ABI_X19    0x000001
+#define AESGEN_ABI_X20    0x000002
+#define AESGEN_ABI_X21    0x000004
+#define AESGEN_ABI_X22    0x000008
+#define AESGEN_ABI_X23    0x000010
+#define AESGEN_ABI_X24    0x000020
+#define AESGEN_ABI_X25    0x000040
+#define AESGEN_ABI_X26    0x000080
+#define AESGEN_ABI_X27    0x000100
+#define AESGEN_ABI_X28    0x000200
+#define AESGEN_ABI_X29    0x000400
+#define AESGEN_ABI_SP     0x000800
+#define AESGEN_ABI_D8     0x001000
+#define AESGEN_ABI_D9     0x002000
+#define AESGEN_ABI_D10    0x004000
+#define AESGEN_ABI_D11    0x008000
+#define AESGEN_ABI_D12    0x010000
+#define AESGEN_ABI_D13    0x020000
+#define AESGEN_ABI_D14    0x040000
+#define AESGEN_ABI_D15    0x080000
+#define AESGEN_ABI_FPCR   0x100000
+#define AESGEN_ABI_FRAME  0x200000
+#define AESGEN_ABI_ALL    0x3fffff
+#else
+#define AESGEN_ABI_CONVENTION "SysV"
 #define AESGEN_ABI_RBX    0x001
 #define AESGEN_ABI_RBP    0x002
 #define AESGEN_ABI_R12    0x004
@@ -45,6 +84,7 @@
 #define AESGEN_ABI_X87TAG 0x400
 #define AESGEN_ABI_FRAME  0x800
 #define AESGEN_ABI_ALL    0xfff
+#endif
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>
@@ -56,8 +96,51 @@ extern "C" {
 uint64_t aesgen_abi_call4(const void *fn, uint64_t a0, uint64_t a1, uint64_t a2,
                           uint64_t a3, uint64_t *ret);
 
-/* Self-test functions in abi_check_x86_64.S.  Each bad one breaks exactly
+/* Self-test functions in abi_check_<arch>.S.  Each bad one breaks exactly
  * one rule (the one its name says) and then returns normally. */
+#if defined(__aarch64__)
+void aesgen_abi_bad_x19(void);
+void aesgen_abi_bad_x20(void);
+void aesgen_abi_bad_x21(void);
+void aesgen_abi_bad_x22(void);
+void aesgen_abi_bad_x23(void);
+void aesgen_abi_bad_x24(void);
+void aesgen_abi_bad_x25(void);
+void aesgen_abi_bad_x26(void);
+void aesgen_abi_bad_x27(void);
+void aesgen_abi_bad_x28(void);
+void aesgen_abi_bad_x29(void);
+void aesgen_abi_bad_d8(void);
+void aesgen_abi_bad_d9(void);
+void aesgen_abi_bad_d10(void);
+void aesgen_abi_bad_d11(void);
+void aesgen_abi_bad_d12(void);
+void aesgen_abi_bad_d13(void);
+void aesgen_abi_bad_d14(void);
+void aesgen_abi_bad_d15(void);
+void aesgen_abi_bad_sp(void);    /* returns with sp 16 bytes too low */
+void aesgen_abi_bad_fpcr(void);  /* changes the rounding mode */
+void aesgen_abi_bad_frame(void); /* writes into its caller's frame */
+/* A well-behaved function that clobbers every caller-saved register it may
+ * (x1-x17, v0-v7, v16-v31, the upper halves of v8-v15, FPSR, NZCV) and
+ * returns a0 ^ rol(a1, 8) ^ rol(a2, 16) ^ rol(a3, 24). */
+uint64_t aesgen_abi_good_volatile(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
+
+/* Name of one AESGEN_ABI_* bit ("x19", "FPCR", ...), or NULL. */
+static inline const char *aesgen_abi_bit_name(unsigned bit) {
+    static const char *const names[] = {
+        "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28",
+        "x29 (frame pointer)", "sp",
+        "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
+        "FPCR (rounding mode, FZ, DN, ...)",
+        "caller's stack frame (write at or above the incoming sp)",
+    };
+    unsigned i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (bit == (1u << i)) return names[i];
+    return 0;
+}
+#else
 void aesgen_abi_bad_rbx(void);
 void aesgen_abi_bad_rbp(void);
 void aesgen_abi_bad_r12(void);
@@ -93,13 +176,14 @@ static inline const char *aesgen_abi_bit_name(unsigned bit) {
     default: return 0;
     }
 }
+#endif
 
 #ifdef __cplusplus
 } /* extern "C" */
 
 #include <string>
 
-/* "rbx, r12" for a mask; "none" for 0. */
+/* "rbx, r12" (or "x19, d8") for a mask; "none" for 0. */
 inline std::string aesgen_abi_describe(uint64_t mask) {
     if (mask == 0) return "none";
     std::string s;

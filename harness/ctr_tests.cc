@@ -13,18 +13,27 @@
 // vectors and against AES-ECB of counters this file increments itself.
 //
 // Every call into a kernel (init, set_iv, xor_stream, wipe) goes through the
-// assembly trampoline of abi_check.h, which checks the callee-saved registers,
-// rsp, the direction flag, MXCSR and the x87 state around the call.  The
-// context is 64-byte aligned and framed by canary bytes that must stay
-// untouched.  Buffers that must not be over-read or over-written end (or
-// start) at a PROT_NONE page.
+// assembly trampoline of abi_check.h, which checks the callee-saved registers
+// and the stack pointer around the call, and on x86-64 also the direction
+// flag, MXCSR and the x87 state, on AArch64 FPCR.  The context is 64-byte
+// aligned and framed by canary bytes that must stay untouched.  Buffers that
+// must not be over-read or over-written end (or start) at a PROT_NONE page.
+//
+// The same file builds for x86-64 and for AArch64 (cross-compiled, run under
+// qemu-aarch64 -cpu max by `aesgen test`); the few parts that differ (the
+// trampoline's self-test, the check of aesgen_cpu_features() against the
+// CPU) are chosen by __x86_64__ / __aarch64__.
 //
 // Environment:
 //   AESGEN_TEST_SEED   base seed of the random suites (default: fixed)
-//   AESGEN_TEST_SCALE  integer >= 1 multiplying the random case counts
-//                      (default 1) for longer soak runs
+//   AESGEN_TEST_SCALE  number > 0 multiplying the random case counts
+//                      (default 1): more for longer soak runs, a fraction
+//                      for slow (emulated) runs; every test still runs
 //   AESGEN_TEST_TIMEOUT seconds one test may run before the binary exits
 //                      naming it (default 300; 0 = no limit)
+//   AESGEN_TEST_EXPECT_ALL_KERNELS  when 1, a kernel this CPU cannot run is
+//                      a failure, not a skip (the runner sets it under
+//                      qemu-aarch64 -cpu max, which has every feature)
 //
 // A kernel call that faults (SIGSEGV/SIGBUS: a read or write past a guard
 // page; SIGILL: an instruction this CPU lacks) fails the test it is in,
@@ -37,6 +46,10 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -76,9 +89,20 @@ uint64_t BaseSeed() {
   return seed;
 }
 
-size_t Scale() {
-  static const size_t scale = std::max<uint64_t>(1, EnvU64("AESGEN_TEST_SCALE", 1));
+// AESGEN_TEST_SCALE: a number > 0 (fractions too: the runner picks one for
+// emulated runs) multiplying the random suites' case counts.
+double Scale() {
+  static const double scale = [] {
+    const char *s = std::getenv("AESGEN_TEST_SCALE");
+    double v = (s != nullptr && *s != '\0') ? std::strtod(s, nullptr) : 1.0;
+    return v > 0 ? v : 1.0;
+  }();
   return scale;
+}
+
+// How many random cases a suite whose base count is `base` runs (at least 1).
+size_t Cases(size_t base) {
+  return std::max<size_t>(1, static_cast<size_t>(static_cast<double>(base) * Scale() + 0.5));
 }
 
 // A generator for one test: the base seed mixed with a per-test salt, so each
@@ -338,27 +362,54 @@ Block EcbBlock(const uint8_t *key, size_t key_len, const uint8_t *in) {
 }
 
 // The keystream of one (key, iv), computed on demand and kept, so a test can
-// ask for any [offset, offset + n) of it.
+// ask for any [offset, offset + n) of it.  It grows by continuing one EVP
+// stream (never recomputing what it has), and a Reset to the same key and IV
+// keeps what it has: under an emulator the oracle's AES costs as much as the
+// kernel's, so it must not be paid twice.  Checked against OracleCtr by
+// HarnessSelfTest.KeyStreamGrowsLikeOneShotOracle.
 class KeyStream {
  public:
+  KeyStream() = default;
+  KeyStream(const KeyStream &) = delete;
+  KeyStream &operator=(const KeyStream &) = delete;
+  ~KeyStream() { EVP_CIPHER_CTX_free(ctx_); }
+
   void Reset(const uint8_t *key, size_t key_len, const uint8_t *iv) {
+    if (ctx_ != nullptr && key_len == key_.size() && std::equal(key, key + key_len, key_.begin()) &&
+        std::memcmp(iv, iv_.data(), 16) == 0) {
+      return;  // the same stream
+    }
     key_.assign(key, key + key_len);
     std::memcpy(iv_.data(), iv, 16);
     ks_.clear();
+    if (ctx_ == nullptr) ctx_ = EVP_CIPHER_CTX_new();
+    if (ctx_ == nullptr || EVP_EncryptInit_ex(ctx_, EvpCtr(key_len), nullptr, key, iv) != 1) {
+      std::fprintf(stderr, "OpenSSL EVP CTR init failed\n");
+      std::abort();
+    }
   }
   const uint8_t *At(size_t offset, size_t n) {
     if (offset + n > ks_.size()) {
-      size_t want = std::max(offset + n, 2 * ks_.size());
-      want = (want + 4095) & ~size_t{4095};
-      std::vector<uint8_t> zero(want, 0);
-      ks_.resize(want);
-      OracleCtr(key_.data(), key_.size(), iv_.data(), zero.data(), ks_.data(), want);
+      size_t have = ks_.size();
+      size_t want = (std::max(offset + n, have + 256) + 63) & ~size_t{63};
+      ks_.resize(want, 0);  // zeros, encrypted in place: the keystream
+      for (size_t done = have; done < want;) {
+        int chunk = static_cast<int>(std::min<size_t>(want - done, size_t{1} << 30));
+        int outl = 0;
+        if (EVP_EncryptUpdate(ctx_, ks_.data() + done, &outl, ks_.data() + done, chunk) != 1 ||
+            outl != chunk) {
+          std::fprintf(stderr, "OpenSSL EVP CTR update failed\n");
+          std::abort();
+        }
+        done += static_cast<size_t>(chunk);
+      }
     }
     return ks_.data() + offset;
   }
   const Block &iv() const { return iv_; }
 
  private:
+  EVP_CIPHER_CTX *ctx_ = nullptr;
   std::vector<uint8_t> key_;
   Block iv_{};
   std::vector<uint8_t> ks_;
@@ -610,7 +661,7 @@ class KernelCtx {
     }
     if (mask != 0 && ++problems_ <= kMaxReports) {
       ADD_FAILURE() << k_.name << ": " << what
-                    << " broke the SysV calling convention; clobbered/changed: "
+                    << " broke the " AESGEN_ABI_CONVENTION " calling convention; clobbered/changed: "
                     << aesgen_abi_describe(mask) << " (mask 0x" << std::hex << mask << ")";
     }
     CheckCanaries(what);
@@ -951,6 +1002,14 @@ class Kernel : public ::testing::TestWithParam<size_t> {
   void SetUp() override {
     k_ = &KernelAt(GetParam());
     uint64_t missing = k_->features & ~CpuFeatures();
+    // On a CPU that has every feature (the runner says so under qemu-aarch64
+    // -cpu max), a skip would mean the registry's feature detection or the
+    // kernel's feature list is wrong, and would hide the kernel: fail instead.
+    if (missing != 0 && EnvU64("AESGEN_TEST_EXPECT_ALL_KERNELS", 0) != 0) {
+      FAIL() << k_->name << " needs " << FeatureList(missing)
+             << ", which aesgen_cpu_features() does not report on a CPU that has every feature "
+                "(AESGEN_TEST_EXPECT_ALL_KERNELS=1)";
+    }
     if (missing != 0) {
       GTEST_SKIP() << k_->name << " needs " << FeatureList(missing) << " which this CPU lacks";
     }
@@ -1032,6 +1091,32 @@ TEST(HarnessSelfTest, OracleCarriesAcrossAll128Bits) {
   }
 }
 
+// KeyStream, grown in steps of every size and reset to the same stream in
+// between, gives what one OracleCtr call over the whole length gives.
+TEST(HarnessSelfTest, KeyStreamGrowsLikeOneShotOracle) {
+  auto rng = TestRng(3);
+  for (size_t key_len : {16, 24, 32}) {
+    auto key = RandomKey(rng, key_len);
+    Block iv = RandomIv(rng);
+    const size_t total = 3 * kWindowBytes + 77;
+    std::vector<uint8_t> zero(total, 0), want(total);
+    OracleCtr(key.data(), key_len, iv.data(), zero.data(), want.data(), total);
+    KeyStream ks;
+    ks.Reset(key.data(), key_len, iv.data());
+    size_t pos = 0;
+    while (pos < total) {
+      size_t n = std::min(total - pos, Uniform(rng, 0, 700));
+      ASSERT_EQ(Hex(ks.At(pos, n), n), Hex(want.data() + pos, n)) << "at " << pos << " + " << n;
+      if (Uniform(rng, 0, 9) == 0) ks.Reset(key.data(), key_len, iv.data());  // kept
+      pos += n;
+    }
+    ASSERT_EQ(Hex(ks.At(0, total), total), Hex(want.data(), total));
+    Block other = CounterAdd(iv.data(), 1);  // a new IV starts a new stream
+    ks.Reset(key.data(), key_len, other.data());
+    ASSERT_EQ(Hex(ks.At(0, 16), 16), Hex(want.data() + 16, 16));
+  }
+}
+
 TEST(HarnessSelfTest, CounterArithmetic) {
   Block all_ff;
   all_ff.fill(0xff);
@@ -1107,12 +1192,26 @@ TEST(AbiTrampoline, DetectsEachViolation) {
     void (*fn)(void);
     uint64_t bit;
   } bad[] = {
+#if defined(__aarch64__)
+      {aesgen_abi_bad_x19, AESGEN_ABI_X19},   {aesgen_abi_bad_x20, AESGEN_ABI_X20},
+      {aesgen_abi_bad_x21, AESGEN_ABI_X21},   {aesgen_abi_bad_x22, AESGEN_ABI_X22},
+      {aesgen_abi_bad_x23, AESGEN_ABI_X23},   {aesgen_abi_bad_x24, AESGEN_ABI_X24},
+      {aesgen_abi_bad_x25, AESGEN_ABI_X25},   {aesgen_abi_bad_x26, AESGEN_ABI_X26},
+      {aesgen_abi_bad_x27, AESGEN_ABI_X27},   {aesgen_abi_bad_x28, AESGEN_ABI_X28},
+      {aesgen_abi_bad_x29, AESGEN_ABI_X29},   {aesgen_abi_bad_sp, AESGEN_ABI_SP},
+      {aesgen_abi_bad_d8, AESGEN_ABI_D8},     {aesgen_abi_bad_d9, AESGEN_ABI_D9},
+      {aesgen_abi_bad_d10, AESGEN_ABI_D10},   {aesgen_abi_bad_d11, AESGEN_ABI_D11},
+      {aesgen_abi_bad_d12, AESGEN_ABI_D12},   {aesgen_abi_bad_d13, AESGEN_ABI_D13},
+      {aesgen_abi_bad_d14, AESGEN_ABI_D14},   {aesgen_abi_bad_d15, AESGEN_ABI_D15},
+      {aesgen_abi_bad_fpcr, AESGEN_ABI_FPCR}, {aesgen_abi_bad_frame, AESGEN_ABI_FRAME},
+#else
       {aesgen_abi_bad_rbx, AESGEN_ABI_RBX},       {aesgen_abi_bad_rbp, AESGEN_ABI_RBP},
       {aesgen_abi_bad_r12, AESGEN_ABI_R12},       {aesgen_abi_bad_r13, AESGEN_ABI_R13},
       {aesgen_abi_bad_r14, AESGEN_ABI_R14},       {aesgen_abi_bad_r15, AESGEN_ABI_R15},
       {aesgen_abi_bad_rsp, AESGEN_ABI_RSP},       {aesgen_abi_bad_df, AESGEN_ABI_DF},
       {aesgen_abi_bad_mxcsr, AESGEN_ABI_MXCSR},   {aesgen_abi_bad_x87cw, AESGEN_ABI_X87CW},
       {aesgen_abi_bad_x87tag, AESGEN_ABI_X87TAG}, {aesgen_abi_bad_frame, AESGEN_ABI_FRAME},
+#endif
   };
   for (const auto &b : bad) {
     uint64_t mask = aesgen_abi_call4(reinterpret_cast<const void *>(b.fn), 0, 0, 0, 0, nullptr);
@@ -1127,7 +1226,14 @@ TEST(AbiTrampoline, DetectsEachViolation) {
 
 TEST(AbiTrampoline, DescribesRegisters) {
   EXPECT_EQ(aesgen_abi_describe(0), "none");
+#if defined(__aarch64__)
+  EXPECT_EQ(aesgen_abi_describe(AESGEN_ABI_X19 | AESGEN_ABI_D15), "x19, d15");
+#else
   EXPECT_EQ(aesgen_abi_describe(AESGEN_ABI_RBX | AESGEN_ABI_R15), "rbx, r15");
+#endif
+  for (unsigned bit = 1; bit <= AESGEN_ABI_ALL; bit <<= 1) {
+    EXPECT_NE(aesgen_abi_bit_name(bit), nullptr) << "bit 0x" << std::hex << bit << " has no name";
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -1148,9 +1254,12 @@ TEST(Registry, IsWellFormed) {
       << "two kernels share a test name (after '-' -> '_')";
 }
 
-// aesgen_cpu_features() must agree with the compiler's own detection (which
-// also checks that the OS saves the AVX/AVX-512 state) for every feature both
-// know.  Features the header does not define are not compared.
+// aesgen_cpu_features() must agree with an independent reading of the CPU for
+// every feature both know: on x86-64 the compiler's own detection (which also
+// checks that the OS saves the AVX/AVX-512 state), on AArch64 the kernel's
+// HWCAP bits (getauxval, constants from <asm/hwcap.h>).  Features the header
+// does not define are not compared.
+#if defined(__x86_64__)
 TEST(Registry, CpuFeaturesAgreeWithCompiler) {
   __builtin_cpu_init();
   const uint64_t f = CpuFeatures();
@@ -1214,6 +1323,73 @@ TEST(Registry, CpuFeaturesAgreeWithCompiler) {
     EXPECT_TRUE(name != nullptr && *name != '\0') << kf.macro << " has no name";
   }
 }
+#elif defined(__aarch64__)
+TEST(Registry, CpuFeaturesAgreeWithHwcap) {
+  const uint64_t f = CpuFeatures();
+  const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  struct {
+    const char *macro;
+    uint64_t bit;
+    bool has;
+  } known[] = {
+#define AESGEN_KNOWN(macro, word, mask) {#macro, macro, ((word) & (mask)) != 0},
+#ifdef AESGEN_CPU_FP
+      AESGEN_KNOWN(AESGEN_CPU_FP, hw, HWCAP_FP)
+#endif
+#ifdef AESGEN_CPU_ASIMD
+      AESGEN_KNOWN(AESGEN_CPU_ASIMD, hw, HWCAP_ASIMD)
+#endif
+#ifdef AESGEN_CPU_NEON
+      AESGEN_KNOWN(AESGEN_CPU_NEON, hw, HWCAP_ASIMD)
+#endif
+#ifdef AESGEN_CPU_AES
+      AESGEN_KNOWN(AESGEN_CPU_AES, hw, HWCAP_AES)
+#endif
+#ifdef AESGEN_CPU_PMULL
+      AESGEN_KNOWN(AESGEN_CPU_PMULL, hw, HWCAP_PMULL)
+#endif
+#ifdef AESGEN_CPU_SHA1
+      AESGEN_KNOWN(AESGEN_CPU_SHA1, hw, HWCAP_SHA1)
+#endif
+#ifdef AESGEN_CPU_SHA2
+      AESGEN_KNOWN(AESGEN_CPU_SHA2, hw, HWCAP_SHA2)
+#endif
+#ifdef AESGEN_CPU_SHA3
+      AESGEN_KNOWN(AESGEN_CPU_SHA3, hw, HWCAP_SHA3)
+#endif
+#ifdef AESGEN_CPU_SHA512
+      AESGEN_KNOWN(AESGEN_CPU_SHA512, hw, HWCAP_SHA512)
+#endif
+#ifdef AESGEN_CPU_SVE
+      AESGEN_KNOWN(AESGEN_CPU_SVE, hw, HWCAP_SVE)
+#endif
+#ifdef AESGEN_CPU_SVE2
+      AESGEN_KNOWN(AESGEN_CPU_SVE2, hw2, HWCAP2_SVE2)
+#endif
+#ifdef AESGEN_CPU_SVEAES
+      AESGEN_KNOWN(AESGEN_CPU_SVEAES, hw2, HWCAP2_SVEAES)
+#endif
+#ifdef AESGEN_CPU_SVEPMULL
+      AESGEN_KNOWN(AESGEN_CPU_SVEPMULL, hw2, HWCAP2_SVEPMULL)
+#endif
+#ifdef AESGEN_CPU_BTI
+      AESGEN_KNOWN(AESGEN_CPU_BTI, hw2, HWCAP2_BTI)
+#endif
+#undef AESGEN_KNOWN
+      {"(end)", 0, false},
+  };
+  for (const auto &kf : known) {
+    if (kf.bit == 0) continue;
+    EXPECT_EQ((f & kf.bit) != 0, kf.has)
+        << kf.macro << ": aesgen_cpu_features() says " << ((f & kf.bit) ? "yes" : "no")
+        << ", getauxval(AT_HWCAP/AT_HWCAP2) says " << (kf.has ? "yes" : "no");
+    const char *name = aesgen_cpu_feature_name(kf.bit);
+    EXPECT_TRUE(name != nullptr && *name != '\0') << kf.macro << " has no name";
+  }
+  (void)hw;
+  (void)hw2;
+}
+#endif
 
 // ---------------------------------------------------------------------------
 // Per-kernel descriptor (runs even where the CPU cannot run the kernel)
@@ -1303,14 +1479,15 @@ void RunSpVector(const aesgen_kernel &k, const Sp80038aVector &v) {
   }
 }
 
-// The runtime choice: aesgen_best_kernel() names a kernel of the registry that this CPU
-// runs (or none, only when no kernel runs here), ranked no lower than any other runnable
-// kernel of the same method family, and it encrypts correctly.
+// The runtime choice: aesgen_best_kernel() names a constant-time kernel of the registry
+// that this CPU runs (or none, only when no such kernel runs here), and it encrypts
+// correctly. Table kernels (constant_time 0) are never chosen.
 TEST(Registry, BestKernelRunsHere) {
   const uint64_t have = aesgen_cpu_features();
   size_t runnable = 0;
   for (size_t i = 0; i < aesgen_kernel_count; i++)
-    if ((aesgen_kernels[i].features & ~have) == 0) runnable++;
+    if ((aesgen_kernels[i].features & ~have) == 0 && aesgen_kernels[i].constant_time)
+      runnable++;
   const aesgen_kernel *best = aesgen_best_kernel();
   if (runnable == 0) {
     EXPECT_EQ(best, nullptr) << "no kernel runs here, yet best_kernel returned one";
@@ -1320,6 +1497,7 @@ TEST(Registry, BestKernelRunsHere) {
   ASSERT_GE(best, &aesgen_kernels[0]);
   ASSERT_LT(best, &aesgen_kernels[0] + aesgen_kernel_count) << "not a registry entry";
   EXPECT_EQ(best->features & ~have, 0u) << best->name << " needs features this CPU lacks";
+  EXPECT_TRUE(best->constant_time) << best->name << " is not constant time";
   for (const Sp80038aVector &v : kSpVectors)
     if (KeyLenSupported(FromHex(v.key).size())) RunSpVector(*best, v);
 }
@@ -1333,7 +1511,7 @@ TEST_P(Kernel, Sp80038a_F5_5_Aes256) { RunSpVector(k(), kSpVectors[2]); }
 
 TEST_P(Kernel, RandomStreamsSplitAnywhere) {
   auto rng = Rng(10);
-  const size_t cases = 4000 * Scale();
+  const size_t cases = Cases(4000);
   for (size_t c = 0; c < cases; c++) {
     KernelCtx ctx(k());
     StreamChecker chk(k(), ctx, rng);
@@ -1352,7 +1530,7 @@ TEST_P(Kernel, RandomMessagesOneContext) {
   auto rng = Rng(11);
   KernelCtx ctx(k());
   StreamChecker chk(k(), ctx, rng);
-  for (size_t c = 0; c < 1000 * Scale(); c++) {
+  for (size_t c = 0; c < Cases(1000); c++) {
     if (c % 40 == 0) {
       size_t key_len = KeyLen(c / 40);
       auto key = RandomKey(rng, key_len);
@@ -1368,7 +1546,7 @@ TEST_P(Kernel, RandomMessagesOneContext) {
 
 TEST_P(Kernel, RandomInPlace) {
   auto rng = Rng(12);
-  for (size_t c = 0; c < 600 * Scale(); c++) {
+  for (size_t c = 0; c < Cases(600); c++) {
     KernelCtx ctx(k());
     StreamChecker chk(k(), ctx, rng);
     size_t key_len = KeyLen(c);
@@ -1520,7 +1698,7 @@ TEST_P(Kernel, CarryIntoEveryByte) {
 TEST_P(Kernel, WindowBoundaryInsideCalls) {
   auto rng = Rng(26);
   const long deltas[] = {-17, -16, -15, -1, 0, 1, 15, 16, 17, 100};
-  for (size_t c = 0; c < 600 * Scale(); c++) {
+  for (size_t c = 0; c < Cases(600); c++) {
     size_t key_len = KeyLen(c);
     auto key = RandomKey(rng, key_len);
     Block iv = RandomIv(rng);
@@ -1572,7 +1750,7 @@ TEST_P(Kernel, LargeCalls) {
 TEST_P(Kernel, ZeroLengthCallsInterleaved) {
   auto rng = Rng(30);
   GuardedBuffer gin(64, "in"), gout(64, "out");
-  for (size_t c = 0; c < 400 * Scale(); c++) {
+  for (size_t c = 0; c < Cases(400); c++) {
     size_t key_len = KeyLen(c);
     auto key = RandomKey(rng, key_len);
     Block iv = RandomIv(rng);
@@ -1748,7 +1926,7 @@ TEST_P(Kernel, GuardPageEveryCall) {
   Placement p;
   p.in = Where::kGuardEnd;
   p.out = Where::kGuardEnd;
-  for (size_t c = 0; c < 600 * Scale(); c++) {
+  for (size_t c = 0; c < Cases(600); c++) {
     size_t key_len = KeyLen(c);
     auto key = RandomKey(rng, key_len);
     Block iv = RandomIv(rng);
@@ -1791,7 +1969,7 @@ TEST_P(Kernel, GuardPageAfterKeyAndIv) {
 // (a static cache, say) would mix them up.
 TEST_P(Kernel, TwoContextsAlternate) {
   auto rng = Rng(50);
-  for (size_t c = 0; c < 150 * Scale(); c++) {
+  for (size_t c = 0; c < Cases(150); c++) {
     size_t la = KeyLen(c), lb = KeyLen(c + 1);
     auto ka = RandomKey(rng, la), kb = RandomKey(rng, lb);
     Block iva = RandomIv(rng);
@@ -1858,7 +2036,7 @@ TEST_P(Kernel, SetIvKeepingAndChangingFaceBytes) {
   auto rng = Rng(53);
   const std::vector<std::vector<size_t>> changes = {
       {}, {0}, {5}, {10}, {0, 5, 10}, {15}, {14}, {11, 12, 13}, {1, 2, 3, 4, 6, 7, 8, 9}};
-  for (size_t c = 0; c < 100 * Scale(); c++) {
+  for (size_t c = 0; c < Cases(100); c++) {
     size_t key_len = KeyLen(c);
     auto key = RandomKey(rng, key_len);
     Block iv = RandomIv(rng);
@@ -1887,7 +2065,7 @@ TEST_P(Kernel, SetIvKeepingAndChangingFaceBytes) {
 // set_iv when the stream stands in the middle of a block (and of a window).
 TEST_P(Kernel, SetIvMidBlock) {
   auto rng = Rng(54);
-  for (size_t c = 0; c < 300 * Scale(); c++) {
+  for (size_t c = 0; c < Cases(300); c++) {
     size_t key_len = KeyLen(c);
     auto key = RandomKey(rng, key_len);
     Block iv = RandomIv(rng);

@@ -9,16 +9,28 @@ STAMP="$VENV/.aesgen-installed"
 
 # Debian packages: compilers, ninja, OpenSSL (the test oracle), GoogleTest.
 SYSTEM_PACKAGES=(gcc g++ binutils ninja-build libssl-dev libgtest-dev libbenchmark-dev libipsec-mb-dev)
+# On an amd64 host, the AArch64 harness too: cross compilers, qemu-user to run the result,
+# GoogleTest's sources (compiled for aarch64 into build/), OpenSSL's arm64 libcrypto.a
+# (Debian multiarch: needs `dpkg --add-architecture arm64`) and the host's openssl command
+# (tests/test_aarch64_harness.py checks the kernels under qemu against it).
+CROSS_PACKAGES=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
+                googletest libssl-dev:arm64 openssl)
 
 say() { echo "aesgen setup: $*" >&2; }
 
 install_system() {
-    local missing=()
-    for pkg in "${SYSTEM_PACKAGES[@]}"; do
+    local missing=() wanted=("${SYSTEM_PACKAGES[@]}") add_arch=0
+    if command -v dpkg >/dev/null && [ "$(dpkg --print-architecture)" = amd64 ]; then
+        wanted+=("${CROSS_PACKAGES[@]}")
+    fi
+    for pkg in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
             || missing+=("$pkg")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
+    case " ${missing[*]} " in
+        *:arm64\ *) dpkg --print-foreign-architectures | grep -qx arm64 || add_arch=1 ;;
+    esac
     if ! command -v apt-get >/dev/null; then
         say "missing packages ${missing[*]} and no apt-get here; install them by hand"
         exit 2
@@ -28,9 +40,15 @@ install_system() {
         if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
             sudo=(sudo -n)
         else
-            say "missing Debian packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}"
+            local how="sudo apt-get install ${missing[*]}"
+            [ $add_arch -eq 1 ] && how="sudo dpkg --add-architecture arm64 && sudo apt-get update && $how"
+            say "missing Debian packages: ${missing[*]}; run as root or: $how"
             exit 2
         fi
+    fi
+    if [ $add_arch -eq 1 ]; then
+        say "adding the arm64 package architecture (for libssl-dev:arm64, the AArch64 test oracle)"
+        "${sudo[@]}" dpkg --add-architecture arm64
     fi
     say "installing Debian packages: ${missing[*]}"
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2

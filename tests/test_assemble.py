@@ -17,7 +17,8 @@ from aesgen.emit.generate import GenerateRequest, kernel_file_name, render_set
 from aesgen.kernels.spec import FACE_LEVELS
 from aesgen.targets import all_presets
 
-PRESETS = all_presets()
+# x86-64 sets, assembled by the host gcc (AArch64 sets: tests/test_aarch64_backend.py)
+PRESETS = {n: p for n, p in all_presets().items() if p.arch == "x86_64"}
 
 # (FACE levels, key sizes, prefix): each key-size subset, every FACE level, custom prefixes
 CONFIGS = {
@@ -206,7 +207,8 @@ def test_frames_save_callee_saved_and_scrub_vectors(preset):
                     before = body[:i - n]
                     if before[-1] == "vzeroall":
                         continue
-                    assert vectors, sym
+                    if not vectors:      # a scalar kernel (table) holds no vector state
+                        continue
                     zeroed = {ln.split()[1].split(",")[0] for ln in before[-len(vectors):]
                               if re.fullmatch(r"pxor\t(%xmm\d+), \1", ln)}
                     assert zeroed == set(vectors), f"{sym} returns with vectors not cleared"

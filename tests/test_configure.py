@@ -12,6 +12,7 @@ import pytest
 
 from aesgen.build.configure import (
     ConfigureError,
+    CrossToolchain,
     Preset,
     Toolchain,
     discover_presets,
@@ -45,9 +46,12 @@ def root(tmp_path: Path) -> Path:
     r.mkdir()
     shutil.copy(ROOT / "build.ninja.in", r / "build.ninja.in")
     (r / "harness" / "bench").mkdir(parents=True)
-    for f in ("ctr_tests.cc", "abi_check_x86_64.S", "abi_check.h", "quick_measure.c",
-              "bench/bench_main.cc"):
+    for f in ("ctr_tests.cc", "abi_check_x86_64.S", "abi_check_aarch64.S", "abi_check.h",
+              "quick_measure.c", "bench/bench_main.cc"):
         (r / "harness" / f).write_text("\n")
+    (r / "gtest" / "src").mkdir(parents=True)  # stands in for /usr/src/googletest/googletest
+    for f in ("gtest-all.cc", "gtest_main.cc"):
+        (r / "gtest" / "src" / f).write_text("\n")
     make_preset(r, "znver4")
     make_preset(r, "x86-64-v2")
     make_preset(r, "cortex-a76", arch="aarch64")
@@ -198,11 +202,13 @@ def test_host_arch_names() -> None:
 @pytest.mark.skipif(shutil.which("ninja") is None, reason="ninja is not installed")
 def test_ninja_accepts_the_file(root: Path) -> None:
     builddir = root / "build"
-    write_build_ninja(root, builddir, "aesgen configure", toolchain=FIXED, arch="x86_64")
+    write_build_ninja(root, builddir, "aesgen configure", toolchain=FIXED, arch="x86_64",
+                      cross=CrossToolchain(gtest_src=str(root / "gtest")))
     targets = subprocess.run(["ninja", "-C", str(builddir), "-t", "targets", "all"],
                              capture_output=True, text=True)
     assert targets.returncode == 0, targets.stderr
     assert f"{builddir}/znver4/aesgen_tests" in targets.stdout
+    assert f"{builddir}/cortex-a76/aesgen_tests" in targets.stdout  # cross-built on x86-64
     dry = subprocess.run(["ninja", "-C", str(builddir), "-n", "all"],
                          capture_output=True, text=True)
     assert dry.returncode == 0, dry.stdout + dry.stderr

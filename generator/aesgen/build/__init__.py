@@ -7,8 +7,10 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigureError",
+    "CrossToolchain",
     "Preset",
     "Toolchain",
+    "cross_arch",
     "discover_presets",
     "host_arch",
     "render_build_ninja",

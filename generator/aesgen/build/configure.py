@@ -5,6 +5,11 @@ Presets are the folders under generated/ whose manifest.json names the host arch
 each gets a GoogleTest binary (its kernels + harness/) and a standalone-compile check, and on
 x86-64 a Google Benchmark binary (its kernels + harness/bench/) beside OpenSSL and ipsec-mb.
 
+On an x86-64 host the AArch64 presets are built too, cross (CrossToolchain: the Debian
+aarch64-linux-gnu-* compilers, OpenSSL's arm64 libcrypto.a from multiarch, GoogleTest
+compiled from /usr/src/googletest into the build folder, linked -static), and run under
+`qemu-aarch64 -cpu max`: the same GoogleTest suites, no benchmark.
+
 Output is a pure function of the inputs: presets and their sources are sorted, nothing is
 read from the clock, and the file is replaced atomically (temp file + rename) so a reader
 never sees half of it.
@@ -86,6 +91,50 @@ class Toolchain:
         )
 
 
+@dataclass(frozen=True)
+class CrossToolchain:
+    """The AArch64 build on an x86-64 host: cross compilers, flags, libraries and the
+    emulator that runs the result. GoogleTest is compiled from gtest_src (Debian's
+    googletest package) into <builddir>/<arch>/gtest/; everything is linked -static, so
+    qemu needs no sysroot."""
+
+    arch: str = "aarch64"
+    cc: str = "aarch64-linux-gnu-gcc"
+    cxx: str = "aarch64-linux-gnu-g++"
+    ar: str = "aarch64-linux-gnu-ar"
+    cflags: str = "-O2 -g -Wall -Wextra -Werror"
+    # No -g for the C++: it makes the harness's compile half again as long, once a preset.
+    cxxflags: str = "-std=c++17 -O2 -Wall -Wextra -Werror"
+    # OpenSSL's libcrypto.a pulls in getaddrinfo/dlopen, for which a static link always
+    # warns; -Wl,--no-warnings keeps those off every link line. tests/test_aarch64_harness.py
+    # checks the .note.GNU-stack of every aarch64 object instead.
+    ldflags: str = "-static -Wl,--no-warnings"
+    libs: str = "-lcrypto -lpthread"
+    gtest_src: str = "/usr/src/googletest/googletest"
+    run: str = "qemu-aarch64 -cpu max"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> "CrossToolchain":
+        """The defaults, with AARCH64_CC, AARCH64_CXX, AARCH64_AR, AARCH64_CFLAGS,
+        AARCH64_CXXFLAGS, AARCH64_LDFLAGS, AARCH64_LIBS, GTEST_SRC and AARCH64_RUN from env."""
+        base = cls()
+        return cls(
+            cc=env.get("AARCH64_CC") or base.cc,
+            cxx=env.get("AARCH64_CXX") or base.cxx,
+            ar=env.get("AARCH64_AR") or base.ar,
+            cflags=env.get("AARCH64_CFLAGS", base.cflags),
+            cxxflags=env.get("AARCH64_CXXFLAGS", base.cxxflags),
+            ldflags=env.get("AARCH64_LDFLAGS", base.ldflags),
+            libs=env.get("AARCH64_LIBS", base.libs),
+            gtest_src=env.get("GTEST_SRC") or base.gtest_src,
+            run=env.get("AARCH64_RUN") or base.run,
+        )
+
+    def tools(self) -> list[str]:
+        """The programs this toolchain runs (first word of each command)."""
+        return [shlex.split(c)[0] for c in (self.cc, self.cxx, self.ar, self.run)]
+
+
 class ConfigureError(Exception):
     """A generated folder or the template is not usable."""
 
@@ -97,6 +146,12 @@ def host_arch(machine: str | None = None) -> str:
         return _MACHINE_TO_ARCH[m]
     except KeyError:
         raise ConfigureError(f"unsupported host architecture {m!r}") from None
+
+
+def cross_arch(host: str | None = None) -> str | None:
+    """The architecture built cross and run under emulation on this host, or None:
+    "aarch64" on an x86-64 host."""
+    return "aarch64" if (host or host_arch()) == "x86_64" else None
 
 
 def _preset_arch(folder: Path) -> str | None:
@@ -193,24 +248,35 @@ def render_build_ninja(
     regen_command: str = "",
     toolchain: Toolchain | None = None,
     arch: str | None = None,
+    cross_presets: Iterable[PresetLike] = (),
+    cross: CrossToolchain | None = None,
 ) -> str:
     """Render build.ninja.in (from root) for these presets; returns the text.
 
     command_line: shown on line 2 as the command that configured the build.
     regen_command: when given, a generator edge re-runs it whenever the template, a
         preset folder or a manifest changes (ninja must then be run as `ninja -C builddir`).
+    cross_presets: presets of cross.arch, built with the cross toolchain and run under its
+        emulator (on an x86-64 host: the AArch64 presets).
     """
     root = Path(root)
     builddir = Path(builddir)
     toolchain = toolchain or Toolchain()
+    cross = cross or CrossToolchain()
     arch = arch or host_arch()
-    views = [
-        _PresetView(name=p.name, dir=str(p.dir),
-                    sources=sorted((str(s) for s in p.sources), key=lambda s: (Path(s).name, s)))
-        for p in _sorted_presets(presets)
-    ]
+
+    def view(p: PresetLike) -> _PresetView:
+        return _PresetView(name=p.name, dir=str(p.dir),
+                           sources=sorted((str(s) for s in p.sources),
+                                          key=lambda s: (Path(s).name, s)))
+
+    presets = list(presets)
+    cross_presets = list(cross_presets)
+    views = [view(p) for p in _sorted_presets(presets)]
+    cross_views = [view(p) for p in _sorted_presets(cross_presets)]
+    _sorted_presets(presets + cross_presets)  # one name space: build/<name>/ for both
     regen_inputs = [str(root / "generated")]
-    for v in views:
+    for v in views + cross_views:
         regen_inputs += [v.dir, str(Path(v.dir) / "manifest.json")]
     try:
         template = _environment(root).get_template(TEMPLATE_NAME)
@@ -231,6 +297,8 @@ def render_build_ninja(
         bench_libs=toolchain.bench_libs,
         regen_inputs=regen_inputs,
         presets=views,
+        cross=cross,
+        cross_presets=cross_views,
     )
 
 
@@ -257,21 +325,28 @@ def write_build_ninja(
     *,
     toolchain: Toolchain | None = None,
     arch: str | None = None,
+    cross: CrossToolchain | None = None,
 ) -> Path:
-    """Discover the host's presets under root/generated, render, and write
-    builddir/build.ninja atomically. Returns the path written.
+    """Discover the host's presets under root/generated (and, on x86-64, the AArch64
+    ones, built cross), render, and write builddir/build.ninja atomically. Returns the
+    path written.
 
-    toolchain defaults to Toolchain.from_env(os.environ) (CC, CXX, CFLAGS, ...)."""
+    toolchain defaults to Toolchain.from_env(os.environ) (CC, CXX, CFLAGS, ...), cross to
+    CrossToolchain.from_env(os.environ) (AARCH64_CC, ...)."""
     root = Path(root).resolve()
     builddir = Path(builddir).resolve()
     arch = arch or host_arch()
     toolchain = toolchain or Toolchain.from_env(os.environ)
+    cross = cross or CrossToolchain.from_env(os.environ)
     presets = discover_presets(root, arch)
+    xarch = cross_arch(arch)
+    cross_presets = discover_presets(root, xarch) if xarch == cross.arch else []
     regen = "cd {} && {} -m aesgen.build.configure {} {} --command-line {}".format(
         shlex.quote(str(root / "generator")), shlex.quote(sys.executable),
         shlex.quote(str(root)), shlex.quote(str(builddir)), shlex.quote(command_line))
     text = render_build_ninja(root, builddir, presets, command_line=command_line,
-                              regen_command=regen, toolchain=toolchain, arch=arch)
+                              regen_command=regen, toolchain=toolchain, arch=arch,
+                              cross_presets=cross_presets, cross=cross)
     out = builddir / OUTPUT_NAME
     _atomic_write(out, text)
     return out
