@@ -15,10 +15,28 @@ const aesgen_kernel aesgen_kernels[] = {
     {"aesni-face-r2", "aesni", "r2", 1,
      AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_AESNI,
      4480, aesgen_aesni_face_r2_init, aesgen_aesni_face_r2_set_iv, aesgen_aesni_face_r2_xor_stream, aesgen_aesni_face_r2_wipe},
+    {"table-face-none", "table", "none", 0,
+     0,
+     384, aesgen_table_face_none_init, aesgen_table_face_none_set_iv, aesgen_table_face_none_xor_stream, aesgen_table_face_none_wipe},
+    {"table-face-r1", "table", "r1", 0,
+     0,
+     1408, aesgen_table_face_r1_init, aesgen_table_face_r1_set_iv, aesgen_table_face_r1_xor_stream, aesgen_table_face_r1_wipe},
+    {"table-face-r2", "table", "r2", 0,
+     0,
+     4480, aesgen_table_face_r2_init, aesgen_table_face_r2_set_iv, aesgen_table_face_r2_xor_stream, aesgen_table_face_r2_wipe},
+    {"bitsliced128-face-none", "bitsliced", "none", 1,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3,
+     3072, aesgen_bitsliced128_face_none_init, aesgen_bitsliced128_face_none_set_iv, aesgen_bitsliced128_face_none_xor_stream, aesgen_bitsliced128_face_none_wipe},
+    {"bitsliced128-face-r1", "bitsliced", "r1", 1,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3,
+     4096, aesgen_bitsliced128_face_r1_init, aesgen_bitsliced128_face_r1_set_iv, aesgen_bitsliced128_face_r1_xor_stream, aesgen_bitsliced128_face_r1_wipe},
+    {"bitsliced128-face-r2", "bitsliced", "r2", 1,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3,
+     7168, aesgen_bitsliced128_face_r2_init, aesgen_bitsliced128_face_r2_set_iv, aesgen_bitsliced128_face_r2_xor_stream, aesgen_bitsliced128_face_r2_wipe},
 };
 
 const size_t aesgen_kernel_count = sizeof(aesgen_kernels) / sizeof(aesgen_kernels[0]);
-static const unsigned char aesgen_kernel_is_zmm[] = { 0, 0, 0 };
+static const unsigned char aesgen_kernel_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 const unsigned aesgen_key_bits_supported = 7u;
 
 #if defined(__x86_64__)
@@ -96,6 +114,23 @@ uint64_t aesgen_cpu_features(void)
         have |= AESGEN_CPU_AVX512VL;
     return have;
 }
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+
+/* Linux reports AArch64 features in getauxval(AT_HWCAP) (arch/arm64/include/uapi/asm/hwcap.h). */
+uint64_t aesgen_cpu_features(void)
+{
+    unsigned long hwcap = getauxval(AT_HWCAP);
+    uint64_t have = 0;
+    (void)hwcap;
+    return have;
+}
+
+/* No AArch64 core here has a 512-bit vector clock penalty to avoid. */
+static int aesgen_zmm_lowers_clock(void)
+{
+    return 0;
+}
 #else
 uint64_t aesgen_cpu_features(void)
 {
@@ -109,7 +144,7 @@ static int aesgen_zmm_lowers_clock(void)
 #endif
 
 /* The order targets/kernel_priority.toml gives, restricted to this set's kernels. */
-static const unsigned char aesgen_priority[] = { 2, 1, 0 };
+static const unsigned char aesgen_priority[] = { 2, 1, 0, 8, 7, 6, 5, 4, 3 };
 
 const aesgen_kernel *aesgen_best_kernel(void)
 {
@@ -119,6 +154,8 @@ const aesgen_kernel *aesgen_best_kernel(void)
     for (i = 0; i < sizeof(aesgen_priority); i++) {
         const aesgen_kernel *k = &aesgen_kernels[aesgen_priority[i]];
         if ((k->features & ~have) != 0)
+            continue;
+        if (!k->constant_time)      /* table kernels are never chosen for a caller */
             continue;
         if (zmm_slow && aesgen_kernel_is_zmm[aesgen_priority[i]])
             continue;

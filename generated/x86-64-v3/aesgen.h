@@ -38,7 +38,10 @@ extern "C" {
  *   xor_stream out = in XOR keystream, continuing where the last call stopped, at any byte;
  *              in == out is allowed; no byte before in/out or at or after len is touched.
  *   wipe       zeroes all ctx_size bytes (round keys, FACE caches and tables).
- * The caller owns ctx: ctx_size bytes, 64-byte aligned, one ctx per stream and thread. */
+ * The caller owns ctx: ctx_size bytes, 64-byte aligned, one ctx per stream and thread.
+ * Kernels with constant_time 0 (method "table") are NOT constant time: their table lookups
+ * are indexed by key-dependent data and leak it through the cache; best_kernel() never
+ * returns them. */
 typedef struct aesgen_kernel {
     const char *name;        /* e.g. "aesni-face-r2": method and FACE level */
     const char *method;      /* "aesni", ... */
@@ -62,7 +65,7 @@ extern const unsigned aesgen_key_bits_supported;
 uint64_t aesgen_cpu_features(void);
 /* The name of one feature bit ("AESNI"), or NULL. */
 const char *aesgen_cpu_feature_name(uint64_t bit);
-/* The fastest kernel of this set that this CPU runs, by the priority order of
+/* The fastest constant-time kernel of this set that this CPU runs, by the priority order of
  * targets/kernel_priority.toml (zmm kernels passed over on CPUs whose clock drops for
  * 512-bit code), or NULL if it runs none. */
 const aesgen_kernel *aesgen_best_kernel(void);
@@ -89,6 +92,51 @@ int  aesgen_aesni_face_r2_init(void *ctx, const uint8_t *key, size_t key_len, co
 int  aesgen_aesni_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_aesni_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_aesni_face_r2_wipe(void *ctx);
+
+/* table-face-none: requires baseline x86-64; ctx 384 bytes */
+/* WARNING: NOT CONSTANT TIME: table lookups indexed by key-dependent data leak through the cache; use only where timing side channels do not matter. */
+#define AESGEN_TABLE_FACE_NONE_CTX_SIZE 384
+int  aesgen_table_face_none_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_table_face_none_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_table_face_none_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_table_face_none_wipe(void *ctx);
+
+/* table-face-r1: requires baseline x86-64; ctx 1408 bytes */
+/* WARNING: NOT CONSTANT TIME: table lookups indexed by key-dependent data leak through the cache; use only where timing side channels do not matter. */
+#define AESGEN_TABLE_FACE_R1_CTX_SIZE 1408
+int  aesgen_table_face_r1_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_table_face_r1_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_table_face_r1_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_table_face_r1_wipe(void *ctx);
+
+/* table-face-r2: requires baseline x86-64; ctx 4480 bytes */
+/* WARNING: NOT CONSTANT TIME: table lookups indexed by key-dependent data leak through the cache; use only where timing side channels do not matter. */
+#define AESGEN_TABLE_FACE_R2_CTX_SIZE 4480
+int  aesgen_table_face_r2_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_table_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_table_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_table_face_r2_wipe(void *ctx);
+
+/* bitsliced256-face-none: requires AVX, AVX2; ctx 5760 bytes */
+#define AESGEN_BITSLICED256_FACE_NONE_CTX_SIZE 5760
+int  aesgen_bitsliced256_face_none_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_bitsliced256_face_none_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_bitsliced256_face_none_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_bitsliced256_face_none_wipe(void *ctx);
+
+/* bitsliced256-face-r1: requires AVX, AVX2; ctx 9856 bytes */
+#define AESGEN_BITSLICED256_FACE_R1_CTX_SIZE 9856
+int  aesgen_bitsliced256_face_r1_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_bitsliced256_face_r1_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_bitsliced256_face_r1_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_bitsliced256_face_r1_wipe(void *ctx);
+
+/* bitsliced256-face-r2: requires AVX, AVX2; ctx 9856 bytes */
+#define AESGEN_BITSLICED256_FACE_R2_CTX_SIZE 9856
+int  aesgen_bitsliced256_face_r2_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
+int  aesgen_bitsliced256_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
+void aesgen_bitsliced256_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
+void aesgen_bitsliced256_face_r2_wipe(void *ctx);
 
 #ifdef __cplusplus
 }
