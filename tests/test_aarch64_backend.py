@@ -32,7 +32,6 @@ from aesgen.model.aes import (add_round_key, ctr_xor, expand_key, mix_columns, s
                               sub_bytes, xor_bytes)
 from aesgen.passes import compile_function
 from aesgen.passes.abi import AAPCS64
-from aesgen.passes.regalloc import AllocationError
 from aesgen.targets import all_presets
 
 HERE = Path(__file__).parent

@@ -400,7 +400,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
     message's end; its keystream goes to the context's buffer and _tail_consume uses what
     fits (fill mode keeps the entries in a second buffer and stores the ones used).
     """
-    spec, a, nr, face = k.spec, b.asm, ROUNDS[bits], k.spec.face
+    a, nr, face = b.asm, ROUNDS[bits], k.spec.face
     lanes = width // 128
     blocks_n = m * lanes
     skip = {"none": 0, "r1": 1, "r2": 2}[face]
@@ -687,6 +687,16 @@ def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
         v.store(_m(128, ctx, L.CACHE_R2), x)
     a.mov(_m(64, ctx, L.WINDOW_LO), base)
     a.mov(_m(64, ctx, L.WINDOW_HI), hi)
+    table_tag_check(b, ctx, lo, hi, window_ok)
+    a.jmp(window_ok)
+
+
+def table_tag_check(b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg, window_ok: Label) -> None:
+    """At a new window: keep the FACE table (jump to window_ok) when counter bytes 0, 5, 10
+    (in hi:lo) match its tag and it is complete, or when it is being filled and this block
+    (in15 = low byte of lo) is the next entry to fill; otherwise restart the fill here and
+    fall through. Shared by the vector skeleton and the table kernel."""
+    a = b.asm
     restart = b.label("restart")
     tag_lo, tag_hi, here = b.gp(), b.gp(), b.gp()
     a.movzx(here.w32, lo.w8)
@@ -711,7 +721,6 @@ def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     a.mov(_m(64, ctx, L.TAG_HI), tag_hi)
     a.mov(_m(64, ctx, L.FILL_START), here)
     a.mov(_m(64, ctx, L.FILL_COUNT), Imm(0))
-    a.jmp(window_ok)
 
 
 ENTRY_POINTS = ("init", "set_iv", "xor_stream", "wipe")

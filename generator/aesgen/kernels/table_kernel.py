@@ -67,6 +67,7 @@ from ..dsl.operands import Imm, Label, Mem, Reg, gp
 from ..isa.table import load_table
 from ..model.aes import SBOX, gf_mul
 from . import ctx_layout as L
+from .ctr_kernel import table_tag_check
 from .engines import RoundEngine
 from .spec import ROUNDS, KernelSpec
 
@@ -601,30 +602,7 @@ def _check_window(k: TableKernel, b: KernelBuilder, s: Loop, nr: int, idx: Reg,
     a.mov(hi2, _m(64, ctx, L.CTR_HI))
     a.mov(_m(64, ctx, L.WINDOW_LO), base2)
     a.mov(_m(64, ctx, L.WINDOW_HI), hi2)
-    restart = b.label("restart")
-    tag_lo, tag_hi, here = b.gp(), b.gp(), b.gp()
-    a.movzx(here.w32, lo.w8)
-    a.movabs(tag_lo, Imm(L.TAG_LO_MASK))
-    b.emit("and", tag_lo, lo)
-    a.movabs(tag_hi, Imm(L.TAG_HI_MASK))
-    b.emit("and", tag_hi, hi2)
-    a.cmp(tag_lo, _m(64, ctx, L.TAG_LO))
-    a.jne(restart)
-    a.cmp(tag_hi, _m(64, ctx, L.TAG_HI))
-    a.jne(restart)
-    a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
-    a.je(window_ok)
-    pos = b.gp()
-    a.mov(pos, _m(64, ctx, L.FILL_START))
-    a.add(pos, _m(64, ctx, L.FILL_COUNT))
-    b.emit("and", pos, Imm(255))
-    a.cmp(pos, here)
-    a.je(window_ok)
-    b.bind(restart)
-    a.mov(_m(64, ctx, L.TAG_LO), tag_lo)
-    a.mov(_m(64, ctx, L.TAG_HI), tag_hi)
-    a.mov(_m(64, ctx, L.FILL_START), here)
-    a.mov(_m(64, ctx, L.FILL_COUNT), Imm(0))
+    table_tag_check(b, ctx, lo, hi2, window_ok)
     b.bind(window_ok)
     a.movzx(idx.w32, lo.w8)
     a.jmp(checked)

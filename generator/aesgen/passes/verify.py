@@ -1,7 +1,7 @@
 """Structural checks before allocation: every label defined once and every jump lands."""
 from __future__ import annotations
 
-from ..dsl.ir import Function, Instruction, LabelDef
+from ..dsl.ir import Function, LabelDef
 from .abi import AbiSpec
 
 

@@ -86,6 +86,36 @@ from ..spec import ROUNDS, KernelSpec
 
 RCON = (0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1B, 0x36)
 
+def expand_key_words(b, ctx: Reg, key: Reg, bits: int, sub_word) -> None:
+    """FIPS-197 5.2 word by word in general registers: the key words from ``key``, every
+    round-key word stored to ctx + ROUND_KEYS (FIPS byte order, shared with x86).
+    ``sub_word(w) -> Reg`` is the engine's SubWord of a 32-bit word; RotWord is ror #8 of
+    the little-endian word."""
+    a = b.asm
+    nk, nr = bits // 32, ROUNDS[bits]
+    words: list[Reg] = []
+    for i in range(nk):
+        w = b.gp()
+        a.ldr(w.w, Mem(32, base=key, disp=4 * i))
+        a.str(w.w, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i))
+        words.append(w)
+    for i in range(nk, 4 * (nr + 1)):
+        t = words[i - 1]
+        if i % nk == 0:
+            rot = b.gp()
+            a.ror(rot.w, t.w, Imm(8))
+            t = sub_word(rot)
+            rc = b.gp()
+            a.mov(rc.w, Imm(RCON[i // nk - 1]))
+            a.eor(t.w, t.w, rc.w)
+        elif nk == 8 and i % nk == 4:
+            t = sub_word(t)
+        w = b.gp()
+        a.eor(w.w, words[i - nk].w, t.w)
+        a.str(w.w, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i))
+        words.append(w)
+
+
 
 @dataclass
 class CeKeys:
@@ -180,30 +210,9 @@ class CeEngine(A64Engine):
         the word broadcast to all four columns (ShiftRows then moves equal bytes only, so
         lane 0 holds SubWord(w)); RotWord is ror #8 of the little-endian word."""
         a = b.asm
-        nk, nr = bits // 32, ROUNDS[bits]
         zero = b.vec(128)
         a.movi(zero.d2, Imm(0))
-        words: list[Reg] = []
-        for i in range(nk):
-            w = b.gp()
-            a.ldr(w.w, Mem(32, base=key, disp=4 * i))
-            a.str(w.w, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i))
-            words.append(w)
-        for i in range(nk, 4 * (nr + 1)):
-            t = words[i - 1]
-            if i % nk == 0:
-                rot = b.gp()
-                a.ror(rot.w, t.w, Imm(8))
-                t = self._sub_word(b, rot, zero)
-                rc = b.gp()
-                a.mov(rc.w, Imm(RCON[i // nk - 1]))
-                a.eor(t.w, t.w, rc.w)
-            elif nk == 8 and i % nk == 4:
-                t = self._sub_word(b, t, zero)
-            w = b.gp()
-            a.eor(w.w, words[i - nk].w, t.w)
-            a.str(w.w, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i))
-            words.append(w)
+        expand_key_words(b, ctx, key, bits, lambda w: self._sub_word(b, w, zero))
 
     @staticmethod
     def _sub_word(b, w: Reg, zero: Reg) -> Reg:

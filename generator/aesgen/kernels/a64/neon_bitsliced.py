@@ -92,7 +92,7 @@ from ...netlist.lower import Lowering, lower
 from ...netlist.transform import strip_output_constant
 from .. import ctx_layout as L
 from ..spec import ROUNDS, KernelSpec
-from .engines import RCON, A64Engine
+from .engines import A64Engine, expand_key_words
 from .schedule import scheduled
 
 NETLIST = "bp113"
@@ -365,7 +365,6 @@ class NeonBitslicedEngine(A64Engine):
     def _compute(self, k, b, keys: BsKeys, blocks: list[Reg], start: int, stop: int,
                  nr: int) -> None:
         """D_{start-1} -> D_stop in the block registers (stop = nr: the keystream)."""
-        a = b.asm
         m = len(blocks)
         if not 1 <= m <= 8:
             raise ValueError(f"neon-bitsliced takes 1 to 8 blocks a call, not {m}")
@@ -428,29 +427,8 @@ class NeonBitslicedEngine(A64Engine):
         """FIPS-197 5.2 in general registers (round keys to ctx + ROUND_KEYS, as every
         method), SubWord through the same netlist on mask slices; then the bit-sliced
         round keys 1..Nr into the extra area."""
-        a = b.asm
-        nk, nr = bits // 32, ROUNDS[bits]
-        words: list[Reg] = []
-        for i in range(nk):
-            w = b.gp()
-            a.ldr(w.w, Mem(32, base=key, disp=4 * i))
-            a.str(w.w, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i))
-            words.append(w)
-        for i in range(nk, 4 * (nr + 1)):
-            t = words[i - 1]
-            if i % nk == 0:
-                rot = b.gp()
-                a.ror(rot.w, t.w, Imm(8))
-                t = self._sub_word(b, rot)
-                rc = b.gp()
-                a.mov(rc.w, Imm(RCON[i // nk - 1]))
-                a.eor(t.w, t.w, rc.w)
-            elif nk == 8 and i % nk == 4:
-                t = self._sub_word(b, t)
-            w = b.gp()
-            a.eor(w.w, words[i - nk].w, t.w)
-            a.str(w.w, Mem(32, base=ctx, disp=L.ROUND_KEYS + 4 * i))
-            words.append(w)
+        nr = ROUNDS[bits]
+        expand_key_words(b, ctx, key, bits, lambda w: self._sub_word(b, w))
         self._slice_round_keys(k, b, ctx, nr)
 
     def _mask_slices(self, b, x: Reg) -> list[Reg]:

@@ -86,7 +86,7 @@ from ...dsl.operands import Imm, Mem, Reg, VList
 from ...model.aes import SBOX
 from .. import ctx_layout as L
 from ..spec import ROUNDS
-from .engines import RCON, A64Engine
+from .engines import A64Engine, expand_key_words
 
 # FIPS ShiftRows as a TBL index: out[4c + r] = in[4((c + r) % 4) + r]
 SR_INDEX = bytes(4 * ((c + r) % 4) + r for c in range(4) for r in range(4))
@@ -395,29 +395,9 @@ class NeonTblEngine(A64Engine):
         """FIPS-197 5.2 word by word (general registers); SubWord = the TBL/TBX S-box on
         the word splatted into a vector. Then the transposed rows of every round key."""
         a = b.asm
-        nk, nr = bits // 32, ROUNDS[bits]
+        nr = ROUNDS[bits]
         sbox, c40 = self._load_sbox(b)
-        words: list[Reg] = []
-        for i in range(nk):
-            w = b.gp()
-            a.ldr(w.w, _m(32, key, 4 * i))
-            a.str(w.w, _m(32, ctx, L.ROUND_KEYS + 4 * i))
-            words.append(w)
-        for i in range(nk, 4 * (nr + 1)):
-            t = words[i - 1]
-            if i % nk == 0:
-                rot = b.gp()
-                a.ror(rot.w, t.w, Imm(8))
-                t = self._sub_word(b, sbox, c40, rot)
-                rc = b.gp()
-                a.mov(rc.w, Imm(RCON[i // nk - 1]))
-                a.eor(t.w, t.w, rc.w)
-            elif nk == 8 and i % nk == 4:
-                t = self._sub_word(b, sbox, c40, t)
-            w = b.gp()
-            a.eor(w.w, words[i - nk].w, t.w)
-            a.str(w.w, _m(32, ctx, L.ROUND_KEYS + 4 * i))
-            words.append(w)
+        expand_key_words(b, ctx, key, bits, lambda w: self._sub_word(b, sbox, c40, w))
         # rows of each round key for the transposed layout: 4 TBL and one st1 a round
         p = self._address(b, "key_rows", ROW_INDEX)
         idx = [b.vec(128) for _ in range(4)]

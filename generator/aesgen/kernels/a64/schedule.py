@@ -25,7 +25,6 @@ Nothing moves across labels or branches: the caller marks a stretch with no cont
 from __future__ import annotations
 
 import contextlib
-import heapq
 from collections import defaultdict
 from dataclasses import replace
 
