@@ -161,3 +161,15 @@ def test_uncommitted_encodings_match_the_model(tmp_path, encoding, width, face):
             xs(ctx, out, data, cut)
             xs(ctx, ctypes.byref(out, cut), data[cut:], n - cut)
             assert out.raw == ctr_xor(key, iv, data), (bits, in15, n, cut)
+
+
+def test_aarch64_references_are_marked_quoted_and_show_our_predictions():
+    from aesgen.report.method_details import render_aarch64_references
+    rows = [{"kernel": "neon-tbl-face-r2", "key_bits": 128,
+             "mca": {"cortex-a53": {"cycles_per_byte": 11.17}}},
+            {"kernel": "neon-tbl-face-r2", "key_bits": 256,
+             "mca": {"cortex-a53": {"cycles_per_byte": 16.0}}}]
+    text = render_aarch64_references(rows)
+    assert "neon-tbl-face-r2" in text and "11.17" in text and "16.00" not in text
+    assert text.count("quoted from OpenSSL's file header, not measured here") == 2
+    assert "18.10" in text and "17.50" in text and "seed 003" in text

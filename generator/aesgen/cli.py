@@ -325,9 +325,11 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
     click.echo(f"aesgen: running llvm-mca for {', '.join(cpus)} ...", err=True)
     rows = compare_kernels(compiled, key_bits, cpus, preset.arch)
     click.echo(render_compare(rows, cpus), nl=False)
+    from .report.method_details import render_aarch64_references, render_details
     if preset.arch == "x86_64":
-        from .report.method_details import render_details
         click.echo(render_details(compiled, min(key_bits)), nl=False)
+    elif "cortex-a53" in cpus:
+        click.echo(render_aarch64_references(rows), nl=False)
     (out_dir / "compare.json").write_text(json.dumps(
         {"preset": preset.name, "mca_cpus": list(cpus), "rows": rows}, indent=2) + "\n")
     (out_dir / "compare.md").write_text(render_markdown(rows, cpus))
