@@ -102,7 +102,6 @@ class BitslicedEngine(RoundEngine):
     """Rounds on 8 registers of bit slices; see the module docstring."""
 
     whole_batch = True          # transposes cost: the skeleton asks for all rounds at once
-    SPARE_REGISTERS = 0
 
     def __init__(self, spec: KernelSpec) -> None:
         super().__init__(spec)

@@ -416,8 +416,8 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
                 a.lea(table_ptr, _m(8, s.ctx, k.layout.table_r1, index=_scaled(b, s.idx, 4)))
             else:
                 a.lea(table_ptr, _m(8, s.ctx, k.layout.table_r2, index=_scaled(b, s.idx, 4)))
-        cache = b.vec(width)
-        if not (mode == "fill" and k.engine.whole_batch):
+        if not (mode == "fill" and k.engine.whole_batch):   # else loaded after the rounds
+            cache = b.vec(width)
             with b.phase("rounds_0_2"):
                 v.broadcast_lane(cache, _m(128, s.ctx, L.CACHE_R1 if face == "r1"
                                            else L.CACHE_R2))
