@@ -11,6 +11,7 @@ import pytest
 from aesgen.dsl.operands import Mem
 from aesgen.emit.compile import compile_kernel
 from aesgen.kernels import bitsliced as B
+from aesgen.kernels.slice_layout import IDENTITY, layout
 from aesgen.kernels.spec import KernelSpec
 from aesgen.model.aes import ctr_xor, gf_mul
 from aesgen.report.method_details import bitsliced_breakdown, face_savings
@@ -47,13 +48,12 @@ def test_transpose_puts_bit_i_of_every_byte_of_block_j_at_slice_i_bit_j():
     assert _transpose(slices) == [int.from_bytes(x, "little") for x in blocks]
 
 
-def test_shuffles_compose_as_documented():
-    state = list(range(16))                       # byte 4c+r of a state, column-major
-    rm = [state[B.ROW_MAJOR[p]] for p in range(16)]
-    assert rm == [4 * c + r for r in range(4) for c in range(4)]
-    assert [B.ROW_MAJOR[B.ROW_MAJOR[p]] for p in range(16)] == list(range(16))
-    sr = [B.SHIFT_ROWS_RM[B.INV_SHIFT_ROWS_RM[p]] for p in range(16)]
-    assert sr == list(range(16))
+def test_x86_layout_leaves_the_last_round_in_fips_order():
+    """The drift is anchored at the last round (the keystream leaves without a shuffle);
+    tests/test_neon_bitsliced.py checks the layout algebra against AES for that origin."""
+    for nr in (10, 12, 14):
+        assert layout(nr, nr) == IDENTITY
+        assert layout(nr - 4, nr) == IDENTITY and layout(nr - 1, nr) != IDENTITY
 
 
 def _mix_columns_reference(col):
@@ -122,7 +122,9 @@ def test_face_r2_skips_rounds_0_2(compiled):
     rows = {r["face"]: r for r in face_savings(list(compiled.values()))}
     assert rows["none"]["up_to_round_2_per_block"] > 40
     assert rows["r2"]["up_to_round_2_per_block"] < 3
-    assert rows["none"]["transpose_per_block"] == rows["r2"]["transpose_per_block"] > 0
+    # the transposes are paid at every level (r2's entry layout is the identity for
+    # AES-128: no entry shuffle there)
+    assert rows["none"]["transpose_per_block"] >= rows["r2"]["transpose_per_block"] > 0
 
 
 # --- native runs of encodings no preset ships ----------------------------------------------

@@ -1880,7 +1880,7 @@ aesgen_bitsliced256_face_r1_init:
 	xorl	156(%rdi), %eax
 	movl	%eax, 172(%rdi)
 	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -1927,7 +1927,6 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 4960(%rdi)
 	vmovdqa	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -1974,7 +1973,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5216(%rdi)
 	vmovdqa	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2021,7 +2020,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5472(%rdi)
 	vmovdqa	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2068,7 +2067,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5728(%rdi)
 	vmovdqa	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2115,7 +2114,6 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5984(%rdi)
 	vmovdqa	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2162,7 +2160,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 6240(%rdi)
 	vmovdqa	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2209,7 +2207,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 6496(%rdi)
 	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2256,7 +2254,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 6752(%rdi)
 	vmovdqa	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2303,7 +2301,6 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 7008(%rdi)
 	vmovdqa	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3863,7 +3860,7 @@ aesgen_bitsliced256_face_r1_init:
 	xorl	180(%rdi), %eax
 	movl	%eax, 204(%rdi)
 	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3910,7 +3907,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 4960(%rdi)
 	vmovdqa	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3957,7 +3954,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5216(%rdi)
 	vmovdqa	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4004,7 +4001,6 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5472(%rdi)
 	vmovdqa	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4051,7 +4047,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5728(%rdi)
 	vmovdqa	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4098,7 +4094,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5984(%rdi)
 	vmovdqa	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4145,7 +4141,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 6240(%rdi)
 	vmovdqa	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4192,7 +4188,6 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 6496(%rdi)
 	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4239,7 +4234,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 6752(%rdi)
 	vmovdqa	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4286,7 +4281,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 7008(%rdi)
 	vmovdqa	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4333,7 +4328,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 7264(%rdi)
 	vmovdqa	176(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4380,7 +4375,6 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 7520(%rdi)
 	vmovdqa	192(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6800,7 +6794,7 @@ aesgen_bitsliced256_face_r1_init:
 	xorl	204(%rdi), %eax
 	movl	%eax, 236(%rdi)
 	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6847,7 +6841,6 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 4960(%rdi)
 	vmovdqa	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6894,7 +6887,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5216(%rdi)
 	vmovdqa	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6941,7 +6934,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5472(%rdi)
 	vmovdqa	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6988,7 +6981,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5728(%rdi)
 	vmovdqa	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7035,7 +7028,6 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 5984(%rdi)
 	vmovdqa	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7082,7 +7074,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 6240(%rdi)
 	vmovdqa	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7129,7 +7121,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 6496(%rdi)
 	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7176,7 +7168,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 6752(%rdi)
 	vmovdqa	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7223,7 +7215,6 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 7008(%rdi)
 	vmovdqa	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7270,7 +7261,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 7264(%rdi)
 	vmovdqa	176(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7317,7 +7308,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 7520(%rdi)
 	vmovdqa	192(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7364,7 +7355,7 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 7776(%rdi)
 	vmovdqa	208(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7411,7 +7402,6 @@ aesgen_bitsliced256_face_r1_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 8032(%rdi)
 	vmovdqa	224(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7500,20 +7490,17 @@ aesgen_bitsliced256_face_r1_init:
 .Laesgen_bitsliced256_face_r1_init_bs_m80128:
 	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
 	.p2align	4
-.Laesgen_bitsliced256_face_r1_init_bs_in_l1128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
+.Laesgen_bitsliced256_face_r1_init_bs_layout3128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.p2align	4
 .Laesgen_bitsliced256_face_r1_init_ones128:
 	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_bitsliced256_face_r1_init_bs_in_l2128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x09, 0x0d, 0x01, 0x05, 0x02, 0x06, 0x0a, 0x0e, 0x0b, 0x0f, 0x03, 0x07
+.Laesgen_bitsliced256_face_r1_init_bs_layout1128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 	.p2align	4
-.Laesgen_bitsliced256_face_r1_init_bs_in_l3128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x05, 0x09, 0x0d, 0x01, 0x0a, 0x0e, 0x02, 0x06, 0x0f, 0x03, 0x07, 0x0b
-	.p2align	4
-.Laesgen_bitsliced256_face_r1_init_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced256_face_r1_init_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # set_iv(ctx, iv): restart the stream at iv under the same key.
@@ -7612,14 +7599,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	160(%r9), %ymm7, %ymm5
 	vpxor	192(%r9), %ymm7, %ymm6
 	vpxor	224(%r9), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -7817,14 +7804,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -7844,21 +7831,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	4992(%rdi), %ymm5, %ymm5
 	vpxor	5024(%rdi), %ymm8, %ymm8
@@ -7869,7 +7856,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	5184(%rdi), %ymm14, %ymm14
 	vpxor	5216(%rdi), %ymm15, %ymm15
 	leaq	5248(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+192(%rip), %r11
+	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+64(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_round:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -8259,14 +8246,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -8314,14 +8293,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -8519,14 +8498,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -8546,21 +8525,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	4736(%rdi), %ymm5, %ymm5
 	vpxor	4768(%rdi), %ymm8, %ymm8
@@ -8642,14 +8621,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm0, %ymm15, %ymm15
 	vpsllq	$4, %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm15, %ymm15
 	vbroadcasti128	352(%rdi), %ymm0
 	vpxor	%ymm0, %ymm5, %ymm1
 	vmovdqu	%ymm1, (%r9)
@@ -8667,14 +8646,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vmovdqu	%ymm1, 192(%r9)
 	vpxor	%ymm0, %ymm15, %ymm1
 	vmovdqu	%ymm1, 224(%r9)
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm15, %ymm15
 	vpsrlq	$1, %ymm5, %ymm0
 	vpxor	%ymm8, %ymm0, %ymm0
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
@@ -8872,14 +8851,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -8899,21 +8878,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
 	vpxor	4992(%rdi), %ymm6, %ymm6
 	vpxor	5024(%rdi), %ymm9, %ymm9
@@ -8924,7 +8903,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	5184(%rdi), %ymm14, %ymm14
 	vpxor	5216(%rdi), %ymm15, %ymm15
 	leaq	5248(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+192(%rip), %r11
+	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+64(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_round_2:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -9312,14 +9291,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	movq	336(%rdi), %r9
 	addq	$16, %r9
 	cmpq	$256, %r9
@@ -9364,14 +9335,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	160(%r10), %ymm7, %ymm5
 	vpxor	192(%r10), %ymm7, %ymm6
 	vpxor	224(%r10), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -9569,14 +9540,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -9596,21 +9567,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	4992(%rdi), %ymm5, %ymm5
 	vpxor	5024(%rdi), %ymm8, %ymm8
@@ -9621,7 +9592,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	5184(%rdi), %ymm14, %ymm14
 	vpxor	5216(%rdi), %ymm15, %ymm15
 	leaq	5248(%rdi), %r10
-	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+192(%rip), %rbx
+	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+64(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_round_3:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -10011,14 +9982,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vmovdqu	%ymm7, 9344(%rdi)
 	vmovdqu	%ymm3, 9376(%rdi)
 	vmovdqu	%ymm2, 9408(%rdi)
@@ -10095,14 +10058,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -10300,14 +10263,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -10327,21 +10290,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	4736(%rdi), %ymm5, %ymm5
 	vpxor	4768(%rdi), %ymm8, %ymm8
@@ -10423,14 +10386,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm0, %ymm15, %ymm15
 	vpsllq	$4, %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm15, %ymm15
 	vbroadcasti128	352(%rdi), %ymm0
 	vpxor	%ymm0, %ymm5, %ymm1
 	vmovdqu	%ymm1, 9600(%rdi)
@@ -10448,14 +10411,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vmovdqu	%ymm1, 9792(%rdi)
 	vpxor	%ymm0, %ymm15, %ymm1
 	vmovdqu	%ymm1, 9824(%rdi)
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm15, %ymm15
 	vpsrlq	$1, %ymm5, %ymm0
 	vpxor	%ymm8, %ymm0, %ymm0
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
@@ -10653,14 +10616,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -10680,21 +10643,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
 	vpxor	4992(%rdi), %ymm6, %ymm6
 	vpxor	5024(%rdi), %ymm9, %ymm9
@@ -10705,7 +10668,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	5184(%rdi), %ymm14, %ymm14
 	vpxor	5216(%rdi), %ymm15, %ymm15
 	leaq	5248(%rdi), %r10
-	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+192(%rip), %rbx
+	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+64(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_round_4:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -11093,14 +11056,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vmovdqu	%ymm7, 9344(%rdi)
 	vmovdqu	%ymm3, 9376(%rdi)
 	vmovdqu	%ymm2, 9408(%rdi)
@@ -11193,14 +11148,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%xmm5, %xmm5, %xmm5
 	vpxor	%xmm6, %xmm6, %xmm6
 	vpxor	%xmm7, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm7, %xmm7
 	vpsrlq	$1, %xmm0, %xmm8
 	vpxor	%xmm1, %xmm8, %xmm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55128(%rip), %xmm8, %xmm8
@@ -11398,14 +11353,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm8, %xmm2
 	vpxor	%xmm3, %xmm6, %xmm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm7, %xmm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm0, %xmm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm6, %xmm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm2, %xmm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm3, %xmm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm9, %xmm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm9, %xmm15
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm7, %xmm7
 	vpxor	%xmm10, %xmm0, %xmm0
@@ -11425,21 +11380,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%xmm9, %xmm8, %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
 	vpxor	%xmm9, %xmm12, %xmm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm5, %xmm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm7, %xmm7
 	vpxor	%xmm7, %xmm8, %xmm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm11, %xmm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm6, %xmm6
 	vpxor	%xmm6, %xmm12, %xmm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm13, %xmm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm14, %xmm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm9, %xmm9
 	vpxor	%xmm9, %xmm15, %xmm15
 	vpxor	4736(%rdi), %xmm5, %xmm5
 	vpxor	4768(%rdi), %xmm8, %xmm8
@@ -11521,7 +11476,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%xmm0, %xmm15, %xmm15
 	vpsllq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm5, %xmm5
 	vmovdqa	%xmm5, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -11578,14 +11533,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	160(%r9), %ymm7, %ymm5
 	vpxor	192(%r9), %ymm7, %ymm6
 	vpxor	224(%r9), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -12225,14 +12180,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm8, %ymm8
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -12280,14 +12227,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -12608,14 +12547,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm0, %ymm15, %ymm15
 	vpsllq	$4, %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm15, %ymm15
 	vbroadcasti128	352(%rdi), %ymm0
 	vpxor	%ymm0, %ymm5, %ymm1
 	vmovdqu	%ymm1, (%r9)
@@ -12633,14 +12572,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vmovdqu	%ymm1, 192(%r9)
 	vpxor	%ymm0, %ymm15, %ymm1
 	vmovdqu	%ymm1, 224(%r9)
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm15, %ymm15
 	vpsrlq	$1, %ymm5, %ymm0
 	vpxor	%ymm8, %ymm0, %ymm0
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
@@ -13278,14 +13217,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm8, %ymm8
 	movq	336(%rdi), %r9
 	addq	$16, %r9
 	cmpq	$256, %r9
@@ -13330,14 +13261,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	160(%r10), %ymm7, %ymm5
 	vpxor	192(%r10), %ymm7, %ymm6
 	vpxor	224(%r10), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -13977,14 +13908,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm8, %ymm8
 	vmovdqu	%ymm7, 9344(%rdi)
 	vmovdqu	%ymm3, 9376(%rdi)
 	vmovdqu	%ymm2, 9408(%rdi)
@@ -14061,14 +13984,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -14389,14 +14304,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm0, %ymm15, %ymm15
 	vpsllq	$4, %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256(%rip), %ymm15, %ymm15
 	vbroadcasti128	352(%rdi), %ymm0
 	vpxor	%ymm0, %ymm5, %ymm1
 	vmovdqu	%ymm1, 9600(%rdi)
@@ -14414,14 +14329,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vmovdqu	%ymm1, 9792(%rdi)
 	vpxor	%ymm0, %ymm15, %ymm1
 	vmovdqu	%ymm1, 9824(%rdi)
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256(%rip), %ymm15, %ymm15
 	vpsrlq	$1, %ymm5, %ymm0
 	vpxor	%ymm8, %ymm0, %ymm0
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
@@ -15059,14 +14974,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256(%rip), %ymm8, %ymm8
 	vmovdqu	%ymm7, 9344(%rdi)
 	vmovdqu	%ymm3, 9376(%rdi)
 	vmovdqu	%ymm2, 9408(%rdi)
@@ -15159,14 +15066,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%xmm5, %xmm5, %xmm5
 	vpxor	%xmm6, %xmm6, %xmm6
 	vpxor	%xmm7, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7, %xmm7
 	vpsrlq	$1, %xmm0, %xmm8
 	vpxor	%xmm1, %xmm8, %xmm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55128(%rip), %xmm8, %xmm8
@@ -15487,7 +15386,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%xmm0, %xmm15, %xmm15
 	vpsllq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm5, %xmm5
 	vmovdqa	%xmm5, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -15544,14 +15443,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	160(%r9), %ymm7, %ymm5
 	vpxor	192(%r9), %ymm7, %ymm6
 	vpxor	224(%r9), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -15749,14 +15648,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -15776,21 +15675,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	4992(%rdi), %ymm5, %ymm5
 	vpxor	5024(%rdi), %ymm8, %ymm8
@@ -15801,7 +15700,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	5184(%rdi), %ymm14, %ymm14
 	vpxor	5216(%rdi), %ymm15, %ymm15
 	leaq	5248(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+192(%rip), %r11
+	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+64(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_round_9:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -16191,14 +16090,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -16246,14 +16137,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -16451,14 +16342,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -16478,21 +16369,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	4736(%rdi), %ymm5, %ymm5
 	vpxor	4768(%rdi), %ymm8, %ymm8
@@ -16574,14 +16465,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm0, %ymm15, %ymm15
 	vpsllq	$4, %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm15, %ymm15
 	vbroadcasti128	352(%rdi), %ymm0
 	vpxor	%ymm0, %ymm5, %ymm1
 	vmovdqu	%ymm1, (%r9)
@@ -16599,14 +16490,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vmovdqu	%ymm1, 192(%r9)
 	vpxor	%ymm0, %ymm15, %ymm1
 	vmovdqu	%ymm1, 224(%r9)
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm15, %ymm15
 	vpsrlq	$1, %ymm5, %ymm0
 	vpxor	%ymm8, %ymm0, %ymm0
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
@@ -16804,14 +16695,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -16831,21 +16722,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
 	vpxor	4992(%rdi), %ymm6, %ymm6
 	vpxor	5024(%rdi), %ymm9, %ymm9
@@ -16856,7 +16747,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	5184(%rdi), %ymm14, %ymm14
 	vpxor	5216(%rdi), %ymm15, %ymm15
 	leaq	5248(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+192(%rip), %r11
+	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+64(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_round_10:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -17244,14 +17135,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	movq	336(%rdi), %r9
 	addq	$16, %r9
 	cmpq	$256, %r9
@@ -17296,14 +17179,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	160(%r10), %ymm7, %ymm5
 	vpxor	192(%r10), %ymm7, %ymm6
 	vpxor	224(%r10), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -17501,14 +17384,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -17528,21 +17411,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	4992(%rdi), %ymm5, %ymm5
 	vpxor	5024(%rdi), %ymm8, %ymm8
@@ -17553,7 +17436,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	5184(%rdi), %ymm14, %ymm14
 	vpxor	5216(%rdi), %ymm15, %ymm15
 	leaq	5248(%rdi), %r10
-	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+192(%rip), %rbx
+	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+64(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_round_11:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -17943,14 +17826,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vmovdqu	%ymm7, 9344(%rdi)
 	vmovdqu	%ymm3, 9376(%rdi)
 	vmovdqu	%ymm2, 9408(%rdi)
@@ -18027,14 +17902,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -18232,14 +18107,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -18259,21 +18134,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	4736(%rdi), %ymm5, %ymm5
 	vpxor	4768(%rdi), %ymm8, %ymm8
@@ -18355,14 +18230,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm0, %ymm15, %ymm15
 	vpsllq	$4, %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256(%rip), %ymm15, %ymm15
 	vbroadcasti128	352(%rdi), %ymm0
 	vpxor	%ymm0, %ymm5, %ymm1
 	vmovdqu	%ymm1, 9600(%rdi)
@@ -18380,14 +18255,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vmovdqu	%ymm1, 9792(%rdi)
 	vpxor	%ymm0, %ymm15, %ymm1
 	vmovdqu	%ymm1, 9824(%rdi)
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256(%rip), %ymm15, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm12, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm14, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256(%rip), %ymm15, %ymm15
 	vpsrlq	$1, %ymm5, %ymm0
 	vpxor	%ymm8, %ymm0, %ymm0
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
@@ -18585,14 +18460,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -18612,21 +18487,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
 	vpxor	4992(%rdi), %ymm6, %ymm6
 	vpxor	5024(%rdi), %ymm9, %ymm9
@@ -18637,7 +18512,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	5184(%rdi), %ymm14, %ymm14
 	vpxor	5216(%rdi), %ymm15, %ymm15
 	leaq	5248(%rdi), %r10
-	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+192(%rip), %rbx
+	leaq	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256+64(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_round_12:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -19025,14 +18900,6 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vmovdqu	%ymm7, 9344(%rdi)
 	vmovdqu	%ymm3, 9376(%rdi)
 	vmovdqu	%ymm2, 9408(%rdi)
@@ -19125,14 +18992,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%xmm5, %xmm5, %xmm5
 	vpxor	%xmm6, %xmm6, %xmm6
 	vpxor	%xmm7, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128(%rip), %xmm7, %xmm7
 	vpsrlq	$1, %xmm0, %xmm8
 	vpxor	%xmm1, %xmm8, %xmm8
 	vpand	.Laesgen_bitsliced256_face_r1_xor_stream_bs_m55128(%rip), %xmm8, %xmm8
@@ -19330,14 +19197,14 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm8, %xmm2
 	vpxor	%xmm3, %xmm6, %xmm3
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm7, %xmm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm0, %xmm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm4, %xmm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm6, %xmm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm2, %xmm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm3, %xmm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm9, %xmm15
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4, %xmm11
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm6, %xmm12
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2, %xmm13
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3, %xmm14
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm9, %xmm15
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm7, %xmm7
 	vpxor	%xmm10, %xmm0, %xmm0
@@ -19357,21 +19224,21 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%xmm9, %xmm8, %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
 	vpxor	%xmm9, %xmm12, %xmm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm5, %xmm5
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm7, %xmm7
 	vpxor	%xmm7, %xmm8, %xmm8
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm11, %xmm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm6, %xmm6
 	vpxor	%xmm6, %xmm12, %xmm12
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm13, %xmm13
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm14, %xmm14
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm9, %xmm9
 	vpxor	%xmm9, %xmm15, %xmm15
 	vpxor	4736(%rdi), %xmm5, %xmm5
 	vpxor	4768(%rdi), %xmm8, %xmm8
@@ -19453,7 +19320,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	%xmm0, %xmm15, %xmm15
 	vpsllq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm5, %xmm5
 	vmovdqa	%xmm5, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -19489,9 +19356,9 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	.size	aesgen_bitsliced256_face_r1_xor_stream, .-aesgen_bitsliced256_face_r1_xor_stream
 	.section	.rodata
 	.p2align	5
-.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l1256:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout3256:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.p2align	5
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_m55256:
 	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
@@ -19505,83 +19372,79 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	5
-.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256:
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l0256:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
 	.p2align	5
-.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256:
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l0256:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	5
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_rotations256:
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.p2align	5
-.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l2256:
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
 	.p2align	4
 .Laesgen_bitsliced256_face_r1_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
@@ -19618,24 +19481,24 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0e
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0f
 	.p2align	5
-.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0256:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2256:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 	.p2align	5
-.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256:
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3256:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.p2align	5
-.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256:
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3256:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.p2align	5
-.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1256:
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x01, 0x06, 0x0b, 0x0c, 0x02, 0x07, 0x08, 0x0d, 0x03, 0x04, 0x09, 0x0e
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x01, 0x06, 0x0b, 0x0c, 0x02, 0x07, 0x08, 0x0d, 0x03, 0x04, 0x09, 0x0e
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3256:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 	.p2align	4
-.Laesgen_bitsliced256_face_r1_xor_stream_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 	.p2align	4
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_m55128:
 	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
@@ -19646,18 +19509,47 @@ aesgen_bitsliced256_face_r1_xor_stream:
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_m0f128:
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	4
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l3128:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	4
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l3128:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	4
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout3128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.p2align	5
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_layout1256:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.p2align	5
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l2256:
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.p2align	5
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l2256:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	5
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1256:
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.p2align	5
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1256:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	5
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1256:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.p2align	4
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_rot1_l1128:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.p2align	4
 .Laesgen_bitsliced256_face_r1_xor_stream_bs_rot2_l1128:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.p2align	4
-.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l1128:
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x01, 0x06, 0x0b, 0x0c, 0x02, 0x07, 0x08, 0x0d, 0x03, 0x04, 0x09, 0x0e
-	.p2align	5
-.Laesgen_bitsliced256_face_r1_xor_stream_bs_out_l0256:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced256_face_r1_xor_stream_bs_unlayout1128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 
 
 # wipe(ctx): zero all 9856 bytes of the context.

@@ -2232,7 +2232,7 @@ aesgen_bitsliced128_face_none_init:
 	xorl	156(%rdi), %eax
 	movl	%eax, 172(%rdi)
 	movdqa	16(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -2284,7 +2284,6 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 608(%rdi)
 	movdqa	%xmm1, 624(%rdi)
 	movdqa	32(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -2336,7 +2335,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 736(%rdi)
 	movdqa	%xmm1, 752(%rdi)
 	movdqa	48(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -2388,7 +2387,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 864(%rdi)
 	movdqa	%xmm1, 880(%rdi)
 	movdqa	64(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -2440,7 +2439,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 992(%rdi)
 	movdqa	%xmm1, 1008(%rdi)
 	movdqa	80(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -2492,7 +2491,6 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1120(%rdi)
 	movdqa	%xmm1, 1136(%rdi)
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -2544,7 +2542,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1248(%rdi)
 	movdqa	%xmm1, 1264(%rdi)
 	movdqa	112(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -2596,7 +2594,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1376(%rdi)
 	movdqa	%xmm1, 1392(%rdi)
 	movdqa	128(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -2648,7 +2646,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1504(%rdi)
 	movdqa	%xmm1, 1520(%rdi)
 	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -2700,7 +2698,6 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1632(%rdi)
 	movdqa	%xmm1, 1648(%rdi)
 	movdqa	160(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -4545,7 +4542,7 @@ aesgen_bitsliced128_face_none_init:
 	xorl	180(%rdi), %eax
 	movl	%eax, 204(%rdi)
 	movdqa	16(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -4597,7 +4594,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 608(%rdi)
 	movdqa	%xmm1, 624(%rdi)
 	movdqa	32(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -4649,7 +4646,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 736(%rdi)
 	movdqa	%xmm1, 752(%rdi)
 	movdqa	48(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -4701,7 +4698,6 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 864(%rdi)
 	movdqa	%xmm1, 880(%rdi)
 	movdqa	64(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l0128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -4753,7 +4749,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 992(%rdi)
 	movdqa	%xmm1, 1008(%rdi)
 	movdqa	80(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -4805,7 +4801,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1120(%rdi)
 	movdqa	%xmm1, 1136(%rdi)
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -4857,7 +4853,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1248(%rdi)
 	movdqa	%xmm1, 1264(%rdi)
 	movdqa	112(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -4909,7 +4905,6 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1376(%rdi)
 	movdqa	%xmm1, 1392(%rdi)
 	movdqa	128(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l0128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -4961,7 +4956,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1504(%rdi)
 	movdqa	%xmm1, 1520(%rdi)
 	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -5013,7 +5008,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1632(%rdi)
 	movdqa	%xmm1, 1648(%rdi)
 	movdqa	160(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -5065,7 +5060,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1760(%rdi)
 	movdqa	%xmm1, 1776(%rdi)
 	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -5117,7 +5112,6 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1888(%rdi)
 	movdqa	%xmm1, 1904(%rdi)
 	movdqa	192(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l0128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -7997,7 +7991,7 @@ aesgen_bitsliced128_face_none_init:
 	xorl	204(%rdi), %eax
 	movl	%eax, 236(%rdi)
 	movdqa	16(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8049,7 +8043,6 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 608(%rdi)
 	movdqa	%xmm1, 624(%rdi)
 	movdqa	32(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8101,7 +8094,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 736(%rdi)
 	movdqa	%xmm1, 752(%rdi)
 	movdqa	48(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8153,7 +8146,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 864(%rdi)
 	movdqa	%xmm1, 880(%rdi)
 	movdqa	64(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8205,7 +8198,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 992(%rdi)
 	movdqa	%xmm1, 1008(%rdi)
 	movdqa	80(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8257,7 +8250,6 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1120(%rdi)
 	movdqa	%xmm1, 1136(%rdi)
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8309,7 +8301,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1248(%rdi)
 	movdqa	%xmm1, 1264(%rdi)
 	movdqa	112(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8361,7 +8353,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1376(%rdi)
 	movdqa	%xmm1, 1392(%rdi)
 	movdqa	128(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8413,7 +8405,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1504(%rdi)
 	movdqa	%xmm1, 1520(%rdi)
 	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8465,7 +8457,6 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1632(%rdi)
 	movdqa	%xmm1, 1648(%rdi)
 	movdqa	160(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8517,7 +8508,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1760(%rdi)
 	movdqa	%xmm1, 1776(%rdi)
 	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8569,7 +8560,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 1888(%rdi)
 	movdqa	%xmm1, 1904(%rdi)
 	movdqa	192(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8621,7 +8612,7 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 2016(%rdi)
 	movdqa	%xmm1, 2032(%rdi)
 	movdqa	208(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8673,7 +8664,6 @@ aesgen_bitsliced128_face_none_init:
 	movdqa	%xmm9, 2144(%rdi)
 	movdqa	%xmm1, 2160(%rdi)
 	movdqa	224(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_none_init_bs_m01128(%rip), %xmm2
@@ -8782,20 +8772,17 @@ aesgen_bitsliced128_face_none_init:
 .Laesgen_bitsliced128_face_none_init_bs_m80128:
 	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
 	.p2align	4
-.Laesgen_bitsliced128_face_none_init_bs_in_l1128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
+.Laesgen_bitsliced128_face_none_init_bs_layout3128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.p2align	4
 .Laesgen_bitsliced128_face_none_init_ones128:
 	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_bitsliced128_face_none_init_bs_in_l2128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x09, 0x0d, 0x01, 0x05, 0x02, 0x06, 0x0a, 0x0e, 0x0b, 0x0f, 0x03, 0x07
+.Laesgen_bitsliced128_face_none_init_bs_layout1128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 	.p2align	4
-.Laesgen_bitsliced128_face_none_init_bs_in_l3128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x05, 0x09, 0x0d, 0x01, 0x0a, 0x0e, 0x02, 0x06, 0x0f, 0x03, 0x07, 0x0b
-	.p2align	4
-.Laesgen_bitsliced128_face_none_init_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced128_face_none_init_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # set_iv(ctx, iv): restart the stream at iv under the same key.
@@ -8895,14 +8882,14 @@ aesgen_bitsliced128_face_none_xor_stream:
 	movdqa	%xmm7, %xmm6
 	pxor	.Laesgen_bitsliced128_face_none_xor_stream_lanes128_plus6(%rip), %xmm6
 	pxor	.Laesgen_bitsliced128_face_none_xor_stream_lanes128_plus7(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -9135,21 +9122,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -9169,21 +9156,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	512(%rdi), %xmm2
 	pxor	528(%rdi), %xmm3
@@ -9341,21 +9328,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -9375,21 +9362,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	640(%rdi), %xmm0
 	pxor	656(%rdi), %xmm1
@@ -9400,7 +9387,7 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	736(%rdi), %xmm9
 	pxor	752(%rdi), %xmm13
 	leaq	768(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced128_face_none_xor_stream_bs_round:
 	pxor	%xmm9, %xmm8
@@ -9855,14 +9842,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -9921,14 +9900,14 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -10161,21 +10140,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -10195,21 +10174,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	512(%rdi), %xmm2
 	pxor	528(%rdi), %xmm3
@@ -10367,21 +10346,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -10401,21 +10380,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	640(%rdi), %xmm0
 	pxor	656(%rdi), %xmm1
@@ -10426,7 +10405,7 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	736(%rdi), %xmm9
 	pxor	752(%rdi), %xmm13
 	leaq	768(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced128_face_none_xor_stream_bs_round_2:
 	pxor	%xmm9, %xmm8
@@ -10881,14 +10860,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -10947,14 +10918,14 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -11187,21 +11158,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -11221,21 +11192,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	512(%rdi), %xmm2
 	pxor	528(%rdi), %xmm3
@@ -11393,21 +11364,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -11427,21 +11398,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	640(%rdi), %xmm0
 	pxor	656(%rdi), %xmm1
@@ -11452,7 +11423,7 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	736(%rdi), %xmm9
 	pxor	752(%rdi), %xmm13
 	leaq	768(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+96(%rip), %rbx
+	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced128_face_none_xor_stream_bs_round_3:
 	pxor	%xmm9, %xmm8
@@ -11907,14 +11878,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	%xmm7, 2816(%rdi)
 	movdqu	%xmm1, 2832(%rdi)
 	movdqu	%xmm12, 2848(%rdi)
@@ -12005,14 +11968,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	movdqa	%xmm7, %xmm6
 	pxor	.Laesgen_bitsliced128_face_none_xor_stream_lanes128_plus6(%rip), %xmm6
 	pxor	.Laesgen_bitsliced128_face_none_xor_stream_lanes128_plus7(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -12965,14 +12920,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm10
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -13031,14 +12978,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -13991,14 +13930,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm10
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -14057,14 +13988,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -15017,14 +14940,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128(%rip), %xmm10
 	movdqu	%xmm7, 2816(%rdi)
 	movdqu	%xmm1, 2832(%rdi)
 	movdqu	%xmm12, 2848(%rdi)
@@ -15115,14 +15030,14 @@ aesgen_bitsliced128_face_none_xor_stream:
 	movdqa	%xmm7, %xmm6
 	pxor	.Laesgen_bitsliced128_face_none_xor_stream_lanes128_plus6(%rip), %xmm6
 	pxor	.Laesgen_bitsliced128_face_none_xor_stream_lanes128_plus7(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -15355,21 +15270,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -15389,21 +15304,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	512(%rdi), %xmm2
 	pxor	528(%rdi), %xmm3
@@ -15561,21 +15476,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -15595,21 +15510,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	640(%rdi), %xmm0
 	pxor	656(%rdi), %xmm1
@@ -15620,7 +15535,7 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	736(%rdi), %xmm9
 	pxor	752(%rdi), %xmm13
 	leaq	768(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced128_face_none_xor_stream_bs_round_7:
 	pxor	%xmm9, %xmm8
@@ -16075,14 +15990,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -16141,14 +16048,14 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -16381,21 +16288,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -16415,21 +16322,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	512(%rdi), %xmm2
 	pxor	528(%rdi), %xmm3
@@ -16587,21 +16494,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -16621,21 +16528,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	640(%rdi), %xmm0
 	pxor	656(%rdi), %xmm1
@@ -16646,7 +16553,7 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	736(%rdi), %xmm9
 	pxor	752(%rdi), %xmm13
 	leaq	768(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced128_face_none_xor_stream_bs_round_8:
 	pxor	%xmm9, %xmm8
@@ -17101,14 +17008,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -17167,14 +17066,14 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -17407,21 +17306,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -17441,21 +17340,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	512(%rdi), %xmm2
 	pxor	528(%rdi), %xmm3
@@ -17613,21 +17512,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -17647,21 +17546,21 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	640(%rdi), %xmm0
 	pxor	656(%rdi), %xmm1
@@ -17672,7 +17571,7 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	736(%rdi), %xmm9
 	pxor	752(%rdi), %xmm13
 	leaq	768(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+96(%rip), %rbx
+	leaq	.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced128_face_none_xor_stream_bs_round_9:
 	pxor	%xmm9, %xmm8
@@ -18127,14 +18026,6 @@ aesgen_bitsliced128_face_none_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	%xmm7, 2816(%rdi)
 	movdqu	%xmm1, 2832(%rdi)
 	movdqu	%xmm12, 2848(%rdi)
@@ -18236,8 +18127,8 @@ aesgen_bitsliced128_face_none_xor_stream:
 .Laesgen_bitsliced128_face_none_xor_stream_lanes128_plus7:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07
 	.p2align	4
-.Laesgen_bitsliced128_face_none_xor_stream_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced128_face_none_xor_stream_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 	.p2align	4
 .Laesgen_bitsliced128_face_none_xor_stream_bs_m55128:
 	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
@@ -18248,6 +18139,52 @@ aesgen_bitsliced128_face_none_xor_stream:
 .Laesgen_bitsliced128_face_none_xor_stream_bs_m0f128:
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	4
+.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l3128:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	4
+.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l3128:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	4
+.Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l0128:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.p2align	4
+.Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l0128:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	4
+.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	4
 .Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l1128:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.p2align	4
@@ -18255,50 +18192,10 @@ aesgen_bitsliced128_face_none_xor_stream:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.p2align	4
 .Laesgen_bitsliced128_face_none_xor_stream_bs_rot1_l2128:
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
 	.p2align	4
 .Laesgen_bitsliced128_face_none_xor_stream_bs_rot2_l2128:
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.p2align	4
-.Laesgen_bitsliced128_face_none_xor_stream_bs_rotations128:
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.p2align	4
-.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l2128:
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
-	.p2align	4
-.Laesgen_bitsliced128_face_none_xor_stream_bs_out_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 
 
 # wipe(ctx): zero all 3072 bytes of the context.

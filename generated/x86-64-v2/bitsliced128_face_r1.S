@@ -2232,7 +2232,7 @@ aesgen_bitsliced128_face_r1_init:
 	xorl	156(%rdi), %eax
 	movl	%eax, 172(%rdi)
 	movdqa	16(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -2284,7 +2284,6 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 1632(%rdi)
 	movdqa	%xmm1, 1648(%rdi)
 	movdqa	32(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -2336,7 +2335,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 1760(%rdi)
 	movdqa	%xmm1, 1776(%rdi)
 	movdqa	48(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -2388,7 +2387,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 1888(%rdi)
 	movdqa	%xmm1, 1904(%rdi)
 	movdqa	64(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -2440,7 +2439,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2016(%rdi)
 	movdqa	%xmm1, 2032(%rdi)
 	movdqa	80(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -2492,7 +2491,6 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2144(%rdi)
 	movdqa	%xmm1, 2160(%rdi)
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -2544,7 +2542,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2272(%rdi)
 	movdqa	%xmm1, 2288(%rdi)
 	movdqa	112(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -2596,7 +2594,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2400(%rdi)
 	movdqa	%xmm1, 2416(%rdi)
 	movdqa	128(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -2648,7 +2646,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2528(%rdi)
 	movdqa	%xmm1, 2544(%rdi)
 	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -2700,7 +2698,6 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2656(%rdi)
 	movdqa	%xmm1, 2672(%rdi)
 	movdqa	160(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -4545,7 +4542,7 @@ aesgen_bitsliced128_face_r1_init:
 	xorl	180(%rdi), %eax
 	movl	%eax, 204(%rdi)
 	movdqa	16(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -4597,7 +4594,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 1632(%rdi)
 	movdqa	%xmm1, 1648(%rdi)
 	movdqa	32(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -4649,7 +4646,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 1760(%rdi)
 	movdqa	%xmm1, 1776(%rdi)
 	movdqa	48(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -4701,7 +4698,6 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 1888(%rdi)
 	movdqa	%xmm1, 1904(%rdi)
 	movdqa	64(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l0128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -4753,7 +4749,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2016(%rdi)
 	movdqa	%xmm1, 2032(%rdi)
 	movdqa	80(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -4805,7 +4801,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2144(%rdi)
 	movdqa	%xmm1, 2160(%rdi)
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -4857,7 +4853,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2272(%rdi)
 	movdqa	%xmm1, 2288(%rdi)
 	movdqa	112(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -4909,7 +4905,6 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2400(%rdi)
 	movdqa	%xmm1, 2416(%rdi)
 	movdqa	128(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l0128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -4961,7 +4956,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2528(%rdi)
 	movdqa	%xmm1, 2544(%rdi)
 	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -5013,7 +5008,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2656(%rdi)
 	movdqa	%xmm1, 2672(%rdi)
 	movdqa	160(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -5065,7 +5060,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2784(%rdi)
 	movdqa	%xmm1, 2800(%rdi)
 	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -5117,7 +5112,6 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2912(%rdi)
 	movdqa	%xmm1, 2928(%rdi)
 	movdqa	192(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l0128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -7997,7 +7991,7 @@ aesgen_bitsliced128_face_r1_init:
 	xorl	204(%rdi), %eax
 	movl	%eax, 236(%rdi)
 	movdqa	16(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8049,7 +8043,6 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 1632(%rdi)
 	movdqa	%xmm1, 1648(%rdi)
 	movdqa	32(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8101,7 +8094,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 1760(%rdi)
 	movdqa	%xmm1, 1776(%rdi)
 	movdqa	48(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8153,7 +8146,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 1888(%rdi)
 	movdqa	%xmm1, 1904(%rdi)
 	movdqa	64(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8205,7 +8198,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2016(%rdi)
 	movdqa	%xmm1, 2032(%rdi)
 	movdqa	80(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8257,7 +8250,6 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2144(%rdi)
 	movdqa	%xmm1, 2160(%rdi)
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8309,7 +8301,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2272(%rdi)
 	movdqa	%xmm1, 2288(%rdi)
 	movdqa	112(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8361,7 +8353,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2400(%rdi)
 	movdqa	%xmm1, 2416(%rdi)
 	movdqa	128(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8413,7 +8405,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2528(%rdi)
 	movdqa	%xmm1, 2544(%rdi)
 	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8465,7 +8457,6 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2656(%rdi)
 	movdqa	%xmm1, 2672(%rdi)
 	movdqa	160(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8517,7 +8508,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2784(%rdi)
 	movdqa	%xmm1, 2800(%rdi)
 	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8569,7 +8560,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 2912(%rdi)
 	movdqa	%xmm1, 2928(%rdi)
 	movdqa	192(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8621,7 +8612,7 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 3040(%rdi)
 	movdqa	%xmm1, 3056(%rdi)
 	movdqa	208(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8673,7 +8664,6 @@ aesgen_bitsliced128_face_r1_init:
 	movdqa	%xmm9, 3168(%rdi)
 	movdqa	%xmm1, 3184(%rdi)
 	movdqa	224(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm2
@@ -8782,20 +8772,17 @@ aesgen_bitsliced128_face_r1_init:
 .Laesgen_bitsliced128_face_r1_init_bs_m80128:
 	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
 	.p2align	4
-.Laesgen_bitsliced128_face_r1_init_bs_in_l1128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
+.Laesgen_bitsliced128_face_r1_init_bs_layout3128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.p2align	4
 .Laesgen_bitsliced128_face_r1_init_ones128:
 	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_bitsliced128_face_r1_init_bs_in_l2128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x09, 0x0d, 0x01, 0x05, 0x02, 0x06, 0x0a, 0x0e, 0x0b, 0x0f, 0x03, 0x07
+.Laesgen_bitsliced128_face_r1_init_bs_layout1128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 	.p2align	4
-.Laesgen_bitsliced128_face_r1_init_bs_in_l3128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x05, 0x09, 0x0d, 0x01, 0x0a, 0x0e, 0x02, 0x06, 0x0f, 0x03, 0x07, 0x0b
-	.p2align	4
-.Laesgen_bitsliced128_face_r1_init_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced128_face_r1_init_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # set_iv(ctx, iv): restart the stream at iv under the same key.
@@ -8900,14 +8887,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm6
 	movd	28(%r9), %xmm7
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -9140,21 +9127,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -9174,21 +9161,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	1664(%rdi), %xmm2
 	pxor	1680(%rdi), %xmm3
@@ -9199,7 +9186,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	1760(%rdi), %xmm9
 	pxor	1776(%rdi), %xmm14
 	leaq	1792(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_round:
 	pxor	%xmm9, %xmm8
@@ -9654,14 +9641,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm10
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	(%rdx), %xmm0
 	pxor	%xmm0, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -9721,14 +9700,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -9961,21 +9940,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -9995,21 +9974,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	1536(%rdi), %xmm2
 	pxor	1552(%rdi), %xmm3
@@ -10103,14 +10082,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm14
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm14
 	movdqa	352(%rdi), %xmm0
 	movdqa	%xmm2, %xmm1
 	pxor	%xmm0, %xmm1
@@ -10136,14 +10115,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	movdqa	%xmm14, %xmm1
 	pxor	%xmm0, %xmm1
 	movd	%xmm1, 28(%r9)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm14
 	movdqa	%xmm2, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -10376,21 +10355,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -10410,21 +10389,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	1664(%rdi), %xmm0
 	pxor	1680(%rdi), %xmm1
@@ -10435,7 +10414,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	1760(%rdi), %xmm9
 	pxor	1776(%rdi), %xmm13
 	leaq	1792(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_round_2:
 	pxor	%xmm9, %xmm8
@@ -10890,14 +10869,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm10
 	movq	336(%rdi), %r9
 	addq	$8, %r9
 	cmpq	$256, %r9
@@ -10956,14 +10927,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm6
 	movd	28(%r10), %xmm7
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -11196,21 +11167,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -11230,21 +11201,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	1664(%rdi), %xmm2
 	pxor	1680(%rdi), %xmm3
@@ -11255,7 +11226,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	1760(%rdi), %xmm9
 	pxor	1776(%rdi), %xmm14
 	leaq	1792(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %rbx
+	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_round_3:
 	pxor	%xmm9, %xmm8
@@ -11710,14 +11681,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm10
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	%xmm7, 3840(%rdi)
 	movdqu	%xmm3, 3856(%rdi)
 	movdqu	%xmm12, 3872(%rdi)
@@ -11798,14 +11761,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -12038,21 +12001,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -12072,21 +12035,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	1536(%rdi), %xmm2
 	pxor	1552(%rdi), %xmm3
@@ -12180,14 +12143,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm14
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm14
 	movdqa	352(%rdi), %xmm0
 	movdqa	%xmm2, %xmm1
 	pxor	%xmm0, %xmm1
@@ -12213,14 +12176,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	movdqa	%xmm14, %xmm1
 	pxor	%xmm0, %xmm1
 	movdqu	%xmm1, 4080(%rdi)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm14
 	movdqa	%xmm2, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -12453,21 +12416,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -12487,21 +12450,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	1664(%rdi), %xmm0
 	pxor	1680(%rdi), %xmm1
@@ -12512,7 +12475,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	1760(%rdi), %xmm9
 	pxor	1776(%rdi), %xmm13
 	leaq	1792(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %rbx
+	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_round_4:
 	pxor	%xmm9, %xmm8
@@ -12967,14 +12930,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	%xmm7, 3840(%rdi)
 	movdqu	%xmm1, 3856(%rdi)
 	movdqu	%xmm12, 3872(%rdi)
@@ -13065,14 +13020,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm5
 	pxor	%xmm6, %xmm6
 	pxor	%xmm7, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -13305,21 +13260,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -13339,21 +13294,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	1536(%rdi), %xmm2
 	pxor	1552(%rdi), %xmm3
@@ -13447,7 +13402,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm14
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
 	movdqa	%xmm2, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -13511,14 +13466,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm6
 	movd	28(%r9), %xmm7
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -14265,14 +14220,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm10
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm10
 	movdqu	(%rdx), %xmm0
 	pxor	%xmm0, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -14332,14 +14279,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -14714,14 +14653,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm14
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm14
 	movdqa	352(%rdi), %xmm0
 	movdqa	%xmm2, %xmm1
 	pxor	%xmm0, %xmm1
@@ -14747,14 +14686,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	movdqa	%xmm14, %xmm1
 	pxor	%xmm0, %xmm1
 	movd	%xmm1, 28(%r9)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm14
 	movdqa	%xmm2, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -15501,14 +15440,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm10
 	movq	336(%rdi), %r9
 	addq	$8, %r9
 	cmpq	$256, %r9
@@ -15567,14 +15498,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm6
 	movd	28(%r10), %xmm7
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -16321,14 +16252,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm10
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm10
 	movdqu	%xmm7, 3840(%rdi)
 	movdqu	%xmm3, 3856(%rdi)
 	movdqu	%xmm12, 3872(%rdi)
@@ -16409,14 +16332,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -16791,14 +16706,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm14
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm14
 	movdqa	352(%rdi), %xmm0
 	movdqa	%xmm2, %xmm1
 	pxor	%xmm0, %xmm1
@@ -16824,14 +16739,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	movdqa	%xmm14, %xmm1
 	pxor	%xmm0, %xmm1
 	movdqu	%xmm1, 4080(%rdi)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm14
 	movdqa	%xmm2, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -17578,14 +17493,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128(%rip), %xmm10
 	movdqu	%xmm7, 3840(%rdi)
 	movdqu	%xmm1, 3856(%rdi)
 	movdqu	%xmm12, 3872(%rdi)
@@ -17676,14 +17583,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm5
 	pxor	%xmm6, %xmm6
 	pxor	%xmm7, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -18058,7 +17957,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm14
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm2
 	movdqa	%xmm2, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -18122,14 +18021,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm6
 	movd	28(%r9), %xmm7
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -18362,21 +18261,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -18396,21 +18295,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	1664(%rdi), %xmm2
 	pxor	1680(%rdi), %xmm3
@@ -18421,7 +18320,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	1760(%rdi), %xmm9
 	pxor	1776(%rdi), %xmm14
 	leaq	1792(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_round_9:
 	pxor	%xmm9, %xmm8
@@ -18876,14 +18775,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm10
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	(%rdx), %xmm0
 	pxor	%xmm0, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -18943,14 +18834,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -19183,21 +19074,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -19217,21 +19108,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	1536(%rdi), %xmm2
 	pxor	1552(%rdi), %xmm3
@@ -19325,14 +19216,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm14
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm14
 	movdqa	352(%rdi), %xmm0
 	movdqa	%xmm2, %xmm1
 	pxor	%xmm0, %xmm1
@@ -19358,14 +19249,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	movdqa	%xmm14, %xmm1
 	pxor	%xmm0, %xmm1
 	movd	%xmm1, 28(%r9)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm14
 	movdqa	%xmm2, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -19598,21 +19489,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -19632,21 +19523,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	1664(%rdi), %xmm0
 	pxor	1680(%rdi), %xmm1
@@ -19657,7 +19548,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	1760(%rdi), %xmm9
 	pxor	1776(%rdi), %xmm13
 	leaq	1792(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_round_10:
 	pxor	%xmm9, %xmm8
@@ -20112,14 +20003,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm10
 	movq	336(%rdi), %r9
 	addq	$8, %r9
 	cmpq	$256, %r9
@@ -20178,14 +20061,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm6
 	movd	28(%r10), %xmm7
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -20418,21 +20301,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -20452,21 +20335,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	1664(%rdi), %xmm2
 	pxor	1680(%rdi), %xmm3
@@ -20477,7 +20360,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	1760(%rdi), %xmm9
 	pxor	1776(%rdi), %xmm14
 	leaq	1792(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %rbx
+	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_round_11:
 	pxor	%xmm9, %xmm8
@@ -20932,14 +20815,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm10
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	%xmm7, 3840(%rdi)
 	movdqu	%xmm3, 3856(%rdi)
 	movdqu	%xmm12, 3872(%rdi)
@@ -21020,14 +20895,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -21260,21 +21135,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -21294,21 +21169,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	1536(%rdi), %xmm2
 	pxor	1552(%rdi), %xmm3
@@ -21402,14 +21277,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm14
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm14
 	movdqa	352(%rdi), %xmm0
 	movdqa	%xmm2, %xmm1
 	pxor	%xmm0, %xmm1
@@ -21435,14 +21310,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	movdqa	%xmm14, %xmm1
 	pxor	%xmm0, %xmm1
 	movdqu	%xmm1, 4080(%rdi)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm14
 	movdqa	%xmm2, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -21675,21 +21550,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -21709,21 +21584,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	1664(%rdi), %xmm0
 	pxor	1680(%rdi), %xmm1
@@ -21734,7 +21609,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	1760(%rdi), %xmm9
 	pxor	1776(%rdi), %xmm13
 	leaq	1792(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %rbx
+	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_round_12:
 	pxor	%xmm9, %xmm8
@@ -22189,14 +22064,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	%xmm7, 3840(%rdi)
 	movdqu	%xmm1, 3856(%rdi)
 	movdqu	%xmm12, 3872(%rdi)
@@ -22287,14 +22154,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm5
 	pxor	%xmm6, %xmm6
 	pxor	%xmm7, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -22527,21 +22394,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -22561,21 +22428,21 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	1536(%rdi), %xmm2
 	pxor	1552(%rdi), %xmm3
@@ -22669,7 +22536,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm14
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
 	movdqa	%xmm2, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -22719,8 +22586,8 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	.size	aesgen_bitsliced128_face_r1_xor_stream, .-aesgen_bitsliced128_face_r1_xor_stream
 	.section	.rodata
 	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l1128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.p2align	4
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128:
 	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
@@ -22731,48 +22598,45 @@ aesgen_bitsliced128_face_r1_xor_stream:
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128:
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128:
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
 	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128:
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	4
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128:
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l2128:
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
 	.p2align	4
 .Laesgen_bitsliced128_face_r1_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
@@ -22798,8 +22662,26 @@ aesgen_bitsliced128_face_r1_xor_stream:
 .Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus7:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07
 	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	4
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	4
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	4
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.p2align	4
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.p2align	4
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128:
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.p2align	4
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	4
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -22807,11 +22689,8 @@ aesgen_bitsliced128_face_r1_xor_stream:
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l1128:
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x01, 0x06, 0x0b, 0x0c, 0x02, 0x07, 0x08, 0x0d, 0x03, 0x04, 0x09, 0x0e
-	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_out_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 
 
 # wipe(ctx): zero all 4096 bytes of the context.

@@ -2232,7 +2232,7 @@ aesgen_bitsliced128_face_r2_init:
 	xorl	156(%rdi), %eax
 	movl	%eax, 172(%rdi)
 	movdqa	16(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -2284,7 +2284,6 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 4704(%rdi)
 	movdqa	%xmm1, 4720(%rdi)
 	movdqa	32(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -2336,7 +2335,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 4832(%rdi)
 	movdqa	%xmm1, 4848(%rdi)
 	movdqa	48(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -2388,7 +2387,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 4960(%rdi)
 	movdqa	%xmm1, 4976(%rdi)
 	movdqa	64(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -2440,7 +2439,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5088(%rdi)
 	movdqa	%xmm1, 5104(%rdi)
 	movdqa	80(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -2492,7 +2491,6 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5216(%rdi)
 	movdqa	%xmm1, 5232(%rdi)
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -2544,7 +2542,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5344(%rdi)
 	movdqa	%xmm1, 5360(%rdi)
 	movdqa	112(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -2596,7 +2594,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5472(%rdi)
 	movdqa	%xmm1, 5488(%rdi)
 	movdqa	128(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -2648,7 +2646,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5600(%rdi)
 	movdqa	%xmm1, 5616(%rdi)
 	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -2700,7 +2698,6 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5728(%rdi)
 	movdqa	%xmm1, 5744(%rdi)
 	movdqa	160(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -4545,7 +4542,7 @@ aesgen_bitsliced128_face_r2_init:
 	xorl	180(%rdi), %eax
 	movl	%eax, 204(%rdi)
 	movdqa	16(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -4597,7 +4594,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 4704(%rdi)
 	movdqa	%xmm1, 4720(%rdi)
 	movdqa	32(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -4649,7 +4646,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 4832(%rdi)
 	movdqa	%xmm1, 4848(%rdi)
 	movdqa	48(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -4701,7 +4698,6 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 4960(%rdi)
 	movdqa	%xmm1, 4976(%rdi)
 	movdqa	64(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l0128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -4753,7 +4749,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5088(%rdi)
 	movdqa	%xmm1, 5104(%rdi)
 	movdqa	80(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -4805,7 +4801,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5216(%rdi)
 	movdqa	%xmm1, 5232(%rdi)
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -4857,7 +4853,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5344(%rdi)
 	movdqa	%xmm1, 5360(%rdi)
 	movdqa	112(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -4909,7 +4905,6 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5472(%rdi)
 	movdqa	%xmm1, 5488(%rdi)
 	movdqa	128(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l0128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -4961,7 +4956,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5600(%rdi)
 	movdqa	%xmm1, 5616(%rdi)
 	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -5013,7 +5008,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5728(%rdi)
 	movdqa	%xmm1, 5744(%rdi)
 	movdqa	160(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -5065,7 +5060,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5856(%rdi)
 	movdqa	%xmm1, 5872(%rdi)
 	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -5117,7 +5112,6 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5984(%rdi)
 	movdqa	%xmm1, 6000(%rdi)
 	movdqa	192(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l0128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -7997,7 +7991,7 @@ aesgen_bitsliced128_face_r2_init:
 	xorl	204(%rdi), %eax
 	movl	%eax, 236(%rdi)
 	movdqa	16(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8049,7 +8043,6 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 4704(%rdi)
 	movdqa	%xmm1, 4720(%rdi)
 	movdqa	32(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8101,7 +8094,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 4832(%rdi)
 	movdqa	%xmm1, 4848(%rdi)
 	movdqa	48(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8153,7 +8146,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 4960(%rdi)
 	movdqa	%xmm1, 4976(%rdi)
 	movdqa	64(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8205,7 +8198,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5088(%rdi)
 	movdqa	%xmm1, 5104(%rdi)
 	movdqa	80(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8257,7 +8250,6 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5216(%rdi)
 	movdqa	%xmm1, 5232(%rdi)
 	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8309,7 +8301,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5344(%rdi)
 	movdqa	%xmm1, 5360(%rdi)
 	movdqa	112(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8361,7 +8353,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5472(%rdi)
 	movdqa	%xmm1, 5488(%rdi)
 	movdqa	128(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8413,7 +8405,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5600(%rdi)
 	movdqa	%xmm1, 5616(%rdi)
 	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8465,7 +8457,6 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5728(%rdi)
 	movdqa	%xmm1, 5744(%rdi)
 	movdqa	160(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8517,7 +8508,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5856(%rdi)
 	movdqa	%xmm1, 5872(%rdi)
 	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l3128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8569,7 +8560,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 5984(%rdi)
 	movdqa	%xmm1, 6000(%rdi)
 	movdqa	192(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l0128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8621,7 +8612,7 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 6112(%rdi)
 	movdqa	%xmm1, 6128(%rdi)
 	movdqa	208(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8673,7 +8664,6 @@ aesgen_bitsliced128_face_r2_init:
 	movdqa	%xmm9, 6240(%rdi)
 	movdqa	%xmm1, 6256(%rdi)
 	movdqa	224(%rdi), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_init_bs_in_l2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
 	pand	.Laesgen_bitsliced128_face_r2_init_bs_m01128(%rip), %xmm2
@@ -8782,20 +8772,17 @@ aesgen_bitsliced128_face_r2_init:
 .Laesgen_bitsliced128_face_r2_init_bs_m80128:
 	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
 	.p2align	4
-.Laesgen_bitsliced128_face_r2_init_bs_in_l1128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
+.Laesgen_bitsliced128_face_r2_init_bs_layout3128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.p2align	4
 .Laesgen_bitsliced128_face_r2_init_ones128:
 	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_bitsliced128_face_r2_init_bs_in_l2128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x09, 0x0d, 0x01, 0x05, 0x02, 0x06, 0x0a, 0x0e, 0x0b, 0x0f, 0x03, 0x07
+.Laesgen_bitsliced128_face_r2_init_bs_layout1128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 	.p2align	4
-.Laesgen_bitsliced128_face_r2_init_bs_in_l3128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x05, 0x09, 0x0d, 0x01, 0x0a, 0x0e, 0x02, 0x06, 0x0f, 0x03, 0x07, 0x0b
-	.p2align	4
-.Laesgen_bitsliced128_face_r2_init_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced128_face_r2_init_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # set_iv(ctx, iv): restart the stream at iv under the same key.
@@ -8901,14 +8888,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm7, %xmm6
 	pxor	96(%r9), %xmm6
 	pxor	112(%r9), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -8994,7 +8973,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	psllq	$4, %xmm8
 	pxor	%xmm8, %xmm3
 	leaq	4864(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_round:
 	pxor	%xmm6, %xmm5
@@ -9454,14 +9433,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm11
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm10
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm11
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm10
 	movdqu	%xmm10, (%rsi)
@@ -9522,14 +9493,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -9762,21 +9733,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -9796,21 +9767,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	4608(%rdi), %xmm2
 	pxor	4624(%rdi), %xmm3
@@ -9968,21 +9939,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -10002,21 +9973,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	4736(%rdi), %xmm0
 	pxor	4752(%rdi), %xmm1
@@ -10110,14 +10081,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm13
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
 	movdqa	368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
@@ -10143,14 +10106,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm13, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 112(%r9)
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm13
 	movdqa	%xmm0, %xmm2
 	psrlq	$1, %xmm2
 	pxor	%xmm1, %xmm2
@@ -10236,7 +10191,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm5
 	leaq	4864(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_round_2:
 	pxor	%xmm9, %xmm8
@@ -10691,14 +10646,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm10
 	movq	336(%rdi), %r9
 	addq	$8, %r9
 	cmpq	$256, %r9
@@ -10758,14 +10705,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm7, %xmm6
 	pxor	96(%r10), %xmm6
 	pxor	112(%r10), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -10851,7 +10790,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	psllq	$4, %xmm8
 	pxor	%xmm8, %xmm3
 	leaq	4864(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %rbx
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_round_3:
 	pxor	%xmm6, %xmm5
@@ -11311,14 +11250,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm11
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm10
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm11
 	movdqu	%xmm10, 6912(%rdi)
 	movdqu	%xmm1, 6928(%rdi)
 	movdqu	%xmm7, 6944(%rdi)
@@ -11401,14 +11332,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -11641,21 +11572,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -11675,21 +11606,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	4608(%rdi), %xmm2
 	pxor	4624(%rdi), %xmm3
@@ -11847,21 +11778,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -11881,21 +11812,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	4736(%rdi), %xmm0
 	pxor	4752(%rdi), %xmm1
@@ -11989,14 +11920,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm13
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
 	movdqa	368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
@@ -12022,14 +11945,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm13, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqu	%xmm3, 7152(%rdi)
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm13
 	movdqa	%xmm0, %xmm2
 	psrlq	$1, %xmm2
 	pxor	%xmm1, %xmm2
@@ -12115,7 +12030,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm5
 	leaq	4864(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %rbx
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_round_4:
 	pxor	%xmm9, %xmm8
@@ -12570,14 +12485,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	%xmm7, 6912(%rdi)
 	movdqu	%xmm1, 6928(%rdi)
 	movdqu	%xmm12, 6944(%rdi)
@@ -12671,14 +12578,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm5, %xmm5
 	pxor	%xmm6, %xmm6
 	pxor	%xmm7, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -12911,21 +12818,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -12945,21 +12852,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	4608(%rdi), %xmm2
 	pxor	4624(%rdi), %xmm3
@@ -13117,21 +13024,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -13151,21 +13058,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	4736(%rdi), %xmm0
 	pxor	4752(%rdi), %xmm1
@@ -13259,7 +13166,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm1, %xmm13
 	psllq	$4, %xmm1
 	pxor	%xmm1, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
 	movdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -13323,14 +13229,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm7, %xmm6
 	pxor	96(%r9), %xmm6
 	pxor	112(%r9), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -13876,14 +13782,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm11
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm10
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm11
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm10
 	movdqu	%xmm10, (%rsi)
@@ -13944,14 +13842,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -14532,14 +14422,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm13
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm13
 	movdqa	368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
@@ -14565,14 +14455,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm13, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 112(%r9)
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm13
 	movdqa	%xmm0, %xmm2
 	psrlq	$1, %xmm2
 	pxor	%xmm1, %xmm2
@@ -15113,14 +15003,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm10
 	movq	336(%rdi), %r9
 	addq	$8, %r9
 	cmpq	$256, %r9
@@ -15180,14 +15062,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm7, %xmm6
 	pxor	96(%r10), %xmm6
 	pxor	112(%r10), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -15733,14 +15615,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm11
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm10
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm11
 	movdqu	%xmm10, 6912(%rdi)
 	movdqu	%xmm1, 6928(%rdi)
 	movdqu	%xmm7, 6944(%rdi)
@@ -15823,14 +15697,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -16411,14 +16277,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm13
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm13
 	movdqa	368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
@@ -16444,14 +16310,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm13, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqu	%xmm3, 7152(%rdi)
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm13
 	movdqa	%xmm0, %xmm2
 	psrlq	$1, %xmm2
 	pxor	%xmm1, %xmm2
@@ -16992,14 +16858,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128(%rip), %xmm10
 	movdqu	%xmm7, 6912(%rdi)
 	movdqu	%xmm1, 6928(%rdi)
 	movdqu	%xmm12, 6944(%rdi)
@@ -17093,14 +16951,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm5, %xmm5
 	pxor	%xmm6, %xmm6
 	pxor	%xmm7, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -17681,7 +17531,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm1, %xmm13
 	psllq	$4, %xmm1
 	pxor	%xmm1, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm0
 	movdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -17745,14 +17595,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm7, %xmm6
 	pxor	96(%r9), %xmm6
 	pxor	112(%r9), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -17838,7 +17680,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	psllq	$4, %xmm8
 	pxor	%xmm8, %xmm3
 	leaq	4864(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_round_9:
 	pxor	%xmm6, %xmm5
@@ -18298,14 +18140,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm11
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm10
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm11
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm10
 	movdqu	%xmm10, (%rsi)
@@ -18366,14 +18200,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -18606,21 +18440,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -18640,21 +18474,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	4608(%rdi), %xmm2
 	pxor	4624(%rdi), %xmm3
@@ -18812,21 +18646,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -18846,21 +18680,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	4736(%rdi), %xmm0
 	pxor	4752(%rdi), %xmm1
@@ -18954,14 +18788,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm13
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
 	movdqa	368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
@@ -18987,14 +18813,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm13, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 112(%r9)
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm13
 	movdqa	%xmm0, %xmm2
 	psrlq	$1, %xmm2
 	pxor	%xmm1, %xmm2
@@ -19080,7 +18898,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm5
 	leaq	4864(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %r11
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_round_10:
 	pxor	%xmm9, %xmm8
@@ -19535,14 +19353,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm10
 	movq	336(%rdi), %r9
 	addq	$8, %r9
 	cmpq	$256, %r9
@@ -19602,14 +19412,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm7, %xmm6
 	pxor	96(%r10), %xmm6
 	pxor	112(%r10), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -19695,7 +19497,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	psllq	$4, %xmm8
 	pxor	%xmm8, %xmm3
 	leaq	4864(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %rbx
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_round_11:
 	pxor	%xmm6, %xmm5
@@ -20155,14 +19957,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm11
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm10
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm11
 	movdqu	%xmm10, 6912(%rdi)
 	movdqu	%xmm1, 6928(%rdi)
 	movdqu	%xmm7, 6944(%rdi)
@@ -20245,14 +20039,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm8, %xmm5
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -20485,21 +20279,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -20519,21 +20313,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	4608(%rdi), %xmm2
 	pxor	4624(%rdi), %xmm3
@@ -20691,21 +20485,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -20725,21 +20519,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	4736(%rdi), %xmm0
 	pxor	4752(%rdi), %xmm1
@@ -20833,14 +20627,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm13
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
 	movdqa	368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
@@ -20866,14 +20652,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm13, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqu	%xmm3, 7152(%rdi)
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128(%rip), %xmm13
 	movdqa	%xmm0, %xmm2
 	psrlq	$1, %xmm2
 	pxor	%xmm1, %xmm2
@@ -20959,7 +20737,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm5
 	leaq	4864(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %rbx
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_round_12:
 	pxor	%xmm9, %xmm8
@@ -21414,14 +21192,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm12
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm15
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm11
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm10
 	movdqu	%xmm7, 6912(%rdi)
 	movdqu	%xmm1, 6928(%rdi)
 	movdqu	%xmm12, 6944(%rdi)
@@ -21515,14 +21285,14 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm5, %xmm5
 	pxor	%xmm6, %xmm6
 	pxor	%xmm7, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -21755,21 +21525,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -21789,21 +21559,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
 	pxor	4608(%rdi), %xmm2
 	pxor	4624(%rdi), %xmm3
@@ -21961,21 +21731,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
 	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm0
 	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm1
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm1
 	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm4
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm4
 	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm5
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm6
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm6
 	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm8
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm9
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm9
 	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm13
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm13
 	pxor	%xmm0, %xmm7
 	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm12
@@ -21995,21 +21765,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm10, %xmm1
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm7
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm7
 	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm3
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm3
 	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm12
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm2
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm2
 	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm15
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm14
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm14
 	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm11
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm10
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
 	pxor	4736(%rdi), %xmm0
 	pxor	4752(%rdi), %xmm1
@@ -22103,7 +21873,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm1, %xmm13
 	psllq	$4, %xmm1
 	pxor	%xmm1, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128(%rip), %xmm0
 	movdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -22154,9 +21923,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	.size	aesgen_bitsliced128_face_r2_xor_stream, .-aesgen_bitsliced128_face_r2_xor_stream
 	.section	.rodata
 	.p2align	4
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l2128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x09, 0x0d, 0x01, 0x05, 0x02, 0x06, 0x0a, 0x0e, 0x0b, 0x0f, 0x03, 0x07
-	.p2align	4
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128:
 	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
 	.p2align	4
@@ -22167,41 +21933,38 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	4
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128:
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.p2align	4
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l2128:
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
 	.p2align	4
 .Laesgen_bitsliced128_face_r2_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
@@ -22227,8 +21990,20 @@ aesgen_bitsliced128_face_r2_xor_stream:
 .Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus7:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07
 	.p2align	4
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	4
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	4
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	4
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.p2align	4
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	4
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -22237,13 +22012,13 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.p2align	4
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128:
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
 	.p2align	4
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128:
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	4
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_out_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # wipe(ctx): zero all 7168 bytes of the context.

@@ -1880,7 +1880,7 @@ aesgen_bitsliced256_face_none_init:
 	xorl	156(%rdi), %eax
 	movl	%eax, 172(%rdi)
 	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -1927,7 +1927,6 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 864(%rdi)
 	vmovdqa	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -1974,7 +1973,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1120(%rdi)
 	vmovdqa	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2021,7 +2020,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1376(%rdi)
 	vmovdqa	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2068,7 +2067,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1632(%rdi)
 	vmovdqa	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2115,7 +2114,6 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1888(%rdi)
 	vmovdqa	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2162,7 +2160,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2144(%rdi)
 	vmovdqa	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2209,7 +2207,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2400(%rdi)
 	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2256,7 +2254,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2656(%rdi)
 	vmovdqa	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2303,7 +2301,6 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2912(%rdi)
 	vmovdqa	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3863,7 +3860,7 @@ aesgen_bitsliced256_face_none_init:
 	xorl	180(%rdi), %eax
 	movl	%eax, 204(%rdi)
 	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3910,7 +3907,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 864(%rdi)
 	vmovdqa	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3957,7 +3954,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1120(%rdi)
 	vmovdqa	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4004,7 +4001,6 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1376(%rdi)
 	vmovdqa	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4051,7 +4047,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1632(%rdi)
 	vmovdqa	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4098,7 +4094,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1888(%rdi)
 	vmovdqa	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4145,7 +4141,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2144(%rdi)
 	vmovdqa	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4192,7 +4188,6 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2400(%rdi)
 	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4239,7 +4234,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2656(%rdi)
 	vmovdqa	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4286,7 +4281,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2912(%rdi)
 	vmovdqa	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4333,7 +4328,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 3168(%rdi)
 	vmovdqa	176(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4380,7 +4375,6 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 3424(%rdi)
 	vmovdqa	192(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6800,7 +6794,7 @@ aesgen_bitsliced256_face_none_init:
 	xorl	204(%rdi), %eax
 	movl	%eax, 236(%rdi)
 	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6847,7 +6841,6 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 864(%rdi)
 	vmovdqa	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6894,7 +6887,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1120(%rdi)
 	vmovdqa	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6941,7 +6934,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1376(%rdi)
 	vmovdqa	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6988,7 +6981,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1632(%rdi)
 	vmovdqa	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7035,7 +7028,6 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 1888(%rdi)
 	vmovdqa	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7082,7 +7074,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2144(%rdi)
 	vmovdqa	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7129,7 +7121,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2400(%rdi)
 	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7176,7 +7168,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2656(%rdi)
 	vmovdqa	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7223,7 +7215,6 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 2912(%rdi)
 	vmovdqa	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7270,7 +7261,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 3168(%rdi)
 	vmovdqa	176(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7317,7 +7308,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 3424(%rdi)
 	vmovdqa	192(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7364,7 +7355,7 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 3680(%rdi)
 	vmovdqa	208(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7411,7 +7402,6 @@ aesgen_bitsliced256_face_none_init:
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vmovdqu	%ymm0, 3936(%rdi)
 	vmovdqa	224(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	vmovdqa	%xmm0, %xmm2
 	vpand	.Laesgen_bitsliced256_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7500,20 +7490,17 @@ aesgen_bitsliced256_face_none_init:
 .Laesgen_bitsliced256_face_none_init_bs_m80128:
 	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
 	.p2align	4
-.Laesgen_bitsliced256_face_none_init_bs_in_l1128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
+.Laesgen_bitsliced256_face_none_init_bs_layout3128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.p2align	4
 .Laesgen_bitsliced256_face_none_init_ones128:
 	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_bitsliced256_face_none_init_bs_in_l2128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x09, 0x0d, 0x01, 0x05, 0x02, 0x06, 0x0a, 0x0e, 0x0b, 0x0f, 0x03, 0x07
+.Laesgen_bitsliced256_face_none_init_bs_layout1128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 	.p2align	4
-.Laesgen_bitsliced256_face_none_init_bs_in_l3128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x05, 0x09, 0x0d, 0x01, 0x0a, 0x0e, 0x02, 0x06, 0x0f, 0x03, 0x07, 0x0b
-	.p2align	4
-.Laesgen_bitsliced256_face_none_init_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced256_face_none_init_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # set_iv(ctx, iv): restart the stream at iv under the same key.
@@ -7607,14 +7594,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
 	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
 	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -7812,14 +7799,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -7839,21 +7826,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	640(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm8, %ymm8
@@ -7988,14 +7975,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -8015,21 +8002,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
 	vpxor	896(%rdi), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm9, %ymm9
@@ -8040,7 +8027,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	1088(%rdi), %ymm14, %ymm14
 	vpxor	1120(%rdi), %ymm15, %ymm15
 	leaq	1152(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+192(%rip), %r11
+	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -8428,14 +8415,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -8481,14 +8460,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -8686,14 +8665,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -8713,21 +8692,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	640(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm8, %ymm8
@@ -8862,14 +8841,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -8889,21 +8868,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
 	vpxor	896(%rdi), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm9, %ymm9
@@ -8914,7 +8893,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	1088(%rdi), %ymm14, %ymm14
 	vpxor	1120(%rdi), %ymm15, %ymm15
 	leaq	1152(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+192(%rip), %r11
+	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round_2:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -9302,14 +9281,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -9355,14 +9326,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -9560,14 +9531,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -9587,21 +9558,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	640(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm8, %ymm8
@@ -9736,14 +9707,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -9763,21 +9734,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
 	vpxor	896(%rdi), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm9, %ymm9
@@ -9788,7 +9759,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	1088(%rdi), %ymm14, %ymm14
 	vpxor	1120(%rdi), %ymm15, %ymm15
 	leaq	1152(%rdi), %r10
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+192(%rip), %rbx
+	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round_3:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -10176,14 +10147,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vmovdqu	%ymm7, 5248(%rdi)
 	vmovdqu	%ymm3, 5280(%rdi)
 	vmovdqu	%ymm2, 5312(%rdi)
@@ -10267,14 +10230,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
 	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
 	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -11088,14 +11043,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm8, %ymm8
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -11141,14 +11088,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -11962,14 +11901,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm8, %ymm8
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -12015,14 +11946,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -12836,14 +12759,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256(%rip), %ymm8, %ymm8
 	vmovdqu	%ymm7, 5248(%rdi)
 	vmovdqu	%ymm3, 5280(%rdi)
 	vmovdqu	%ymm2, 5312(%rdi)
@@ -12927,14 +12842,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
 	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
 	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -13132,14 +13047,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -13159,21 +13074,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	640(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm8, %ymm8
@@ -13308,14 +13223,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -13335,21 +13250,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
 	vpxor	896(%rdi), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm9, %ymm9
@@ -13360,7 +13275,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	1088(%rdi), %ymm14, %ymm14
 	vpxor	1120(%rdi), %ymm15, %ymm15
 	leaq	1152(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+192(%rip), %r11
+	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round_7:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -13748,14 +13663,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -13801,14 +13708,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -14006,14 +13913,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -14033,21 +13940,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	640(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm8, %ymm8
@@ -14182,14 +14089,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -14209,21 +14116,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
 	vpxor	896(%rdi), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm9, %ymm9
@@ -14234,7 +14141,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	1088(%rdi), %ymm14, %ymm14
 	vpxor	1120(%rdi), %ymm15, %ymm15
 	leaq	1152(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+192(%rip), %r11
+	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round_8:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -14622,14 +14529,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -14675,14 +14574,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm5, %ymm5
 	vpxor	%ymm8, %ymm6, %ymm6
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
 	vpsrlq	$1, %ymm0, %ymm8
 	vpxor	%ymm1, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
@@ -14880,14 +14779,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -14907,21 +14806,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
 	vpxor	640(%rdi), %ymm5, %ymm5
 	vpxor	672(%rdi), %ymm8, %ymm8
@@ -15056,14 +14955,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -15083,21 +14982,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
 	vpxor	896(%rdi), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm9, %ymm9
@@ -15108,7 +15007,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	1088(%rdi), %ymm14, %ymm14
 	vpxor	1120(%rdi), %ymm15, %ymm15
 	leaq	1152(%rdi), %r10
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+192(%rip), %rbx
+	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round_9:
 	vpxor	%ymm13, %ymm14, %ymm0
@@ -15496,14 +15395,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256(%rip), %ymm8, %ymm8
 	vmovdqu	%ymm7, 5248(%rdi)
 	vmovdqu	%ymm3, 5280(%rdi)
 	vmovdqu	%ymm2, 5312(%rdi)
@@ -15600,9 +15491,9 @@ aesgen_bitsliced256_face_none_xor_stream:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0e
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0f
 	.p2align	5
-.Laesgen_bitsliced256_face_none_xor_stream_bs_in_l0256:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 	.p2align	5
 .Laesgen_bitsliced256_face_none_xor_stream_bs_m55256:
 	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
@@ -15616,6 +15507,88 @@ aesgen_bitsliced256_face_none_xor_stream:
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	5
+.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	5
+.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	5
+.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.p2align	5
+.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	5
+.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	5
 .Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -15625,86 +15598,12 @@ aesgen_bitsliced256_face_none_xor_stream:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.p2align	5
 .Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256:
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
 	.p2align	5
 .Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256:
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.p2align	5
-.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256:
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.p2align	5
-.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l2256:
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
-	.p2align	5
-.Laesgen_bitsliced256_face_none_xor_stream_bs_out_l0256:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 
 
 # wipe(ctx): zero all 5760 bytes of the context.

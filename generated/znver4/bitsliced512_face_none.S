@@ -1879,7 +1879,7 @@ aesgen_bitsliced512_face_none_init:
 	xorl	156(%rdi), %eax
 	movl	%eax, 172(%rdi)
 	vmovdqa64	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -1926,7 +1926,6 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 1344(%rdi)
 	vmovdqa64	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -1973,7 +1972,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 1856(%rdi)
 	vmovdqa64	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2020,7 +2019,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 2368(%rdi)
 	vmovdqa64	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2067,7 +2066,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 2880(%rdi)
 	vmovdqa64	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2114,7 +2113,6 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 3392(%rdi)
 	vmovdqa64	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2161,7 +2159,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 3904(%rdi)
 	vmovdqa64	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2208,7 +2206,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 4416(%rdi)
 	vmovdqa64	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2255,7 +2253,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 4928(%rdi)
 	vmovdqa64	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2302,7 +2300,6 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 5440(%rdi)
 	vmovdqa64	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3862,7 +3859,7 @@ aesgen_bitsliced512_face_none_init:
 	xorl	180(%rdi), %eax
 	movl	%eax, 204(%rdi)
 	vmovdqa64	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3909,7 +3906,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 1344(%rdi)
 	vmovdqa64	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3956,7 +3953,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 1856(%rdi)
 	vmovdqa64	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4003,7 +4000,6 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 2368(%rdi)
 	vmovdqa64	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4050,7 +4046,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 2880(%rdi)
 	vmovdqa64	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4097,7 +4093,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 3392(%rdi)
 	vmovdqa64	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4144,7 +4140,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 3904(%rdi)
 	vmovdqa64	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4191,7 +4187,6 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 4416(%rdi)
 	vmovdqa64	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4238,7 +4233,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 4928(%rdi)
 	vmovdqa64	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4285,7 +4280,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 5440(%rdi)
 	vmovdqa64	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4332,7 +4327,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 5952(%rdi)
 	vmovdqa64	176(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4379,7 +4374,6 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 6464(%rdi)
 	vmovdqa64	192(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6799,7 +6793,7 @@ aesgen_bitsliced512_face_none_init:
 	xorl	204(%rdi), %eax
 	movl	%eax, 236(%rdi)
 	vmovdqa64	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6846,7 +6840,6 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 1344(%rdi)
 	vmovdqa64	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6893,7 +6886,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 1856(%rdi)
 	vmovdqa64	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6940,7 +6933,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 2368(%rdi)
 	vmovdqa64	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6987,7 +6980,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 2880(%rdi)
 	vmovdqa64	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7034,7 +7027,6 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 3392(%rdi)
 	vmovdqa64	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7081,7 +7073,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 3904(%rdi)
 	vmovdqa64	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7128,7 +7120,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 4416(%rdi)
 	vmovdqa64	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7175,7 +7167,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 4928(%rdi)
 	vmovdqa64	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7222,7 +7214,6 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 5440(%rdi)
 	vmovdqa64	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7269,7 +7260,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 5952(%rdi)
 	vmovdqa64	176(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7316,7 +7307,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 6464(%rdi)
 	vmovdqa64	192(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7363,7 +7354,7 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 6976(%rdi)
 	vmovdqa64	208(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7410,7 +7401,6 @@ aesgen_bitsliced512_face_none_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 7488(%rdi)
 	vmovdqa64	224(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_none_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7499,20 +7489,17 @@ aesgen_bitsliced512_face_none_init:
 .Laesgen_bitsliced512_face_none_init_bs_m80128:
 	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
 	.p2align	4
-.Laesgen_bitsliced512_face_none_init_bs_in_l1128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
+.Laesgen_bitsliced512_face_none_init_bs_layout3128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.p2align	4
 .Laesgen_bitsliced512_face_none_init_ones128:
 	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_bitsliced512_face_none_init_bs_in_l2128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x09, 0x0d, 0x01, 0x05, 0x02, 0x06, 0x0a, 0x0e, 0x0b, 0x0f, 0x03, 0x07
+.Laesgen_bitsliced512_face_none_init_bs_layout1128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 	.p2align	4
-.Laesgen_bitsliced512_face_none_init_bs_in_l3128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x05, 0x09, 0x0d, 0x01, 0x0a, 0x0e, 0x02, 0x06, 0x0f, 0x03, 0x07, 0x0b
-	.p2align	4
-.Laesgen_bitsliced512_face_none_init_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced512_face_none_init_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # set_iv(ctx, iv): restart the stream at iv under the same key.
@@ -7606,14 +7593,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
 	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
 	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -7745,14 +7732,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -7761,14 +7748,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -7868,14 +7855,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm7, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm3
 	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm1, %zmm1
@@ -7884,14 +7871,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
 	vpternlogd	$150, %zmm15, %zmm3, %zmm5
 	vpternlogd	$150, %zmm16, %zmm11, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -7909,7 +7896,7 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	1792(%rdi), %zmm13, %zmm13
 	vpxorq	1856(%rdi), %zmm14, %zmm14
 	leaq	1920(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+384(%rip), %r11
+	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round:
 	vmovdqa64	%zmm5, %zmm0
@@ -8186,14 +8173,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -8239,14 +8218,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -8378,14 +8357,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -8394,14 +8373,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -8501,14 +8480,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm7, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm3
 	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm1, %zmm1
@@ -8517,14 +8496,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
 	vpternlogd	$150, %zmm15, %zmm3, %zmm5
 	vpternlogd	$150, %zmm16, %zmm11, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -8542,7 +8521,7 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	1792(%rdi), %zmm13, %zmm13
 	vpxorq	1856(%rdi), %zmm14, %zmm14
 	leaq	1920(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+384(%rip), %r11
+	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round_2:
 	vmovdqa64	%zmm5, %zmm0
@@ -8819,14 +8798,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -8872,14 +8843,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -9011,14 +8982,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -9027,14 +8998,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -9134,14 +9105,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm7, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm3
 	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm1, %zmm1
@@ -9150,14 +9121,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
 	vpternlogd	$150, %zmm15, %zmm3, %zmm5
 	vpternlogd	$150, %zmm16, %zmm11, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -9175,7 +9146,7 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	1792(%rdi), %zmm13, %zmm13
 	vpxorq	1856(%rdi), %zmm14, %zmm14
 	leaq	1920(%rdi), %r10
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+384(%rip), %rbx
+	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round_3:
 	vmovdqa64	%zmm5, %zmm0
@@ -9452,14 +9423,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vmovdqu64	%zmm11, 10112(%rdi)
 	vmovdqu64	%zmm0, 10176(%rdi)
 	vmovdqu64	%zmm1, 10240(%rdi)
@@ -9543,14 +9506,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
 	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
 	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -10123,14 +10078,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm3, %zmm3
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -10176,14 +10123,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -10756,14 +10695,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm3, %zmm3
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -10809,14 +10740,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -11389,14 +11312,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512(%rip), %zmm3, %zmm3
 	vmovdqu64	%zmm11, 10112(%rdi)
 	vmovdqu64	%zmm0, 10176(%rdi)
 	vmovdqu64	%zmm1, 10240(%rdi)
@@ -11480,14 +11395,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
 	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
 	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -11619,14 +11534,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -11635,14 +11550,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -11742,14 +11657,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm7, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm3
 	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm1, %zmm1
@@ -11758,14 +11673,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
 	vpternlogd	$150, %zmm15, %zmm3, %zmm5
 	vpternlogd	$150, %zmm16, %zmm11, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -11783,7 +11698,7 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	1792(%rdi), %zmm13, %zmm13
 	vpxorq	1856(%rdi), %zmm14, %zmm14
 	leaq	1920(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+384(%rip), %r11
+	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round_7:
 	vmovdqa64	%zmm5, %zmm0
@@ -12060,14 +11975,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -12113,14 +12020,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -12252,14 +12159,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -12268,14 +12175,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -12375,14 +12282,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm7, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm3
 	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm1, %zmm1
@@ -12391,14 +12298,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
 	vpternlogd	$150, %zmm15, %zmm3, %zmm5
 	vpternlogd	$150, %zmm16, %zmm11, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -12416,7 +12323,7 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	1792(%rdi), %zmm13, %zmm13
 	vpxorq	1856(%rdi), %zmm14, %zmm14
 	leaq	1920(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+384(%rip), %r11
+	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round_8:
 	vmovdqa64	%zmm5, %zmm0
@@ -12693,14 +12600,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -12746,14 +12645,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -12885,14 +12784,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -12901,14 +12800,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -13008,14 +12907,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm7, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm3
 	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm1, %zmm1
@@ -13024,14 +12923,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
 	vpternlogd	$150, %zmm15, %zmm3, %zmm5
 	vpternlogd	$150, %zmm16, %zmm11, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -13049,7 +12948,7 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	1792(%rdi), %zmm13, %zmm13
 	vpxorq	1856(%rdi), %zmm14, %zmm14
 	leaq	1920(%rdi), %r10
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+384(%rip), %rbx
+	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round_9:
 	vmovdqa64	%zmm5, %zmm0
@@ -13326,14 +13225,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vmovdqu64	%zmm11, 10112(%rdi)
 	vmovdqu64	%zmm0, 10176(%rdi)
 	vmovdqu64	%zmm1, 10240(%rdi)
@@ -13457,11 +13348,11 @@ aesgen_bitsliced512_face_none_xor_stream:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1e
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1f
 	.p2align	6
-.Laesgen_bitsliced512_face_none_xor_stream_bs_in_l0512:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 	.p2align	6
 .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512:
 	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
@@ -13481,6 +13372,160 @@ aesgen_bitsliced512_face_none_xor_stream:
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	6
+.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	6
+.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	6
+.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.p2align	6
+.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	6
+.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	6
 .Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -13494,158 +13539,16 @@ aesgen_bitsliced512_face_none_xor_stream:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.p2align	6
 .Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512:
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
 	.p2align	6
 .Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512:
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.p2align	6
-.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512:
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.p2align	6
-.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l2512:
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
-	.p2align	6
-.Laesgen_bitsliced512_face_none_xor_stream_bs_out_l0512:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 
 
 # wipe(ctx): zero all 11136 bytes of the context.

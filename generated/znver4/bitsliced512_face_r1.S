@@ -1879,7 +1879,7 @@ aesgen_bitsliced512_face_r1_init:
 	xorl	156(%rdi), %eax
 	movl	%eax, 172(%rdi)
 	vmovdqa64	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -1926,7 +1926,6 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 5440(%rdi)
 	vmovdqa64	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -1973,7 +1972,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 5952(%rdi)
 	vmovdqa64	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2020,7 +2019,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 6464(%rdi)
 	vmovdqa64	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2067,7 +2066,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 6976(%rdi)
 	vmovdqa64	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2114,7 +2113,6 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 7488(%rdi)
 	vmovdqa64	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2161,7 +2159,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 8000(%rdi)
 	vmovdqa64	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2208,7 +2206,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 8512(%rdi)
 	vmovdqa64	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2255,7 +2253,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 9024(%rdi)
 	vmovdqa64	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -2302,7 +2300,6 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 9536(%rdi)
 	vmovdqa64	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3862,7 +3859,7 @@ aesgen_bitsliced512_face_r1_init:
 	xorl	180(%rdi), %eax
 	movl	%eax, 204(%rdi)
 	vmovdqa64	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3909,7 +3906,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 5440(%rdi)
 	vmovdqa64	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -3956,7 +3953,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 5952(%rdi)
 	vmovdqa64	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4003,7 +4000,6 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 6464(%rdi)
 	vmovdqa64	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4050,7 +4046,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 6976(%rdi)
 	vmovdqa64	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4097,7 +4093,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 7488(%rdi)
 	vmovdqa64	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4144,7 +4140,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 8000(%rdi)
 	vmovdqa64	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4191,7 +4187,6 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 8512(%rdi)
 	vmovdqa64	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4238,7 +4233,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 9024(%rdi)
 	vmovdqa64	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4285,7 +4280,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 9536(%rdi)
 	vmovdqa64	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4332,7 +4327,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 10048(%rdi)
 	vmovdqa64	176(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -4379,7 +4374,6 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 10560(%rdi)
 	vmovdqa64	192(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6799,7 +6793,7 @@ aesgen_bitsliced512_face_r1_init:
 	xorl	204(%rdi), %eax
 	movl	%eax, 236(%rdi)
 	vmovdqa64	16(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6846,7 +6840,6 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 5440(%rdi)
 	vmovdqa64	32(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6893,7 +6886,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 5952(%rdi)
 	vmovdqa64	48(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6940,7 +6933,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 6464(%rdi)
 	vmovdqa64	64(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -6987,7 +6980,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 6976(%rdi)
 	vmovdqa64	80(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7034,7 +7027,6 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 7488(%rdi)
 	vmovdqa64	96(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7081,7 +7073,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 8000(%rdi)
 	vmovdqa64	112(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7128,7 +7120,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 8512(%rdi)
 	vmovdqa64	128(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7175,7 +7167,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 9024(%rdi)
 	vmovdqa64	144(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7222,7 +7214,6 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 9536(%rdi)
 	vmovdqa64	160(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7269,7 +7260,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 10048(%rdi)
 	vmovdqa64	176(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l3128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout1128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7316,7 +7307,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 10560(%rdi)
 	vmovdqa64	192(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l0128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7363,7 +7354,7 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 11072(%rdi)
 	vmovdqa64	208(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l1128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_layout3128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7410,7 +7401,6 @@ aesgen_bitsliced512_face_r1_init:
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vmovdqu64	%zmm0, 11584(%rdi)
 	vmovdqa64	224(%rdi), %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_init_bs_in_l2128(%rip), %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	vmovdqa64	%xmm0, %xmm2
 	vpandq	.Laesgen_bitsliced512_face_r1_init_bs_m01128(%rip), %xmm2, %xmm2
@@ -7499,20 +7489,17 @@ aesgen_bitsliced512_face_r1_init:
 .Laesgen_bitsliced512_face_r1_init_bs_m80128:
 	.byte	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80
 	.p2align	4
-.Laesgen_bitsliced512_face_r1_init_bs_in_l1128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
+.Laesgen_bitsliced512_face_r1_init_bs_layout3128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.p2align	4
 .Laesgen_bitsliced512_face_r1_init_ones128:
 	.byte	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	.p2align	4
-.Laesgen_bitsliced512_face_r1_init_bs_in_l2128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x09, 0x0d, 0x01, 0x05, 0x02, 0x06, 0x0a, 0x0e, 0x0b, 0x0f, 0x03, 0x07
+.Laesgen_bitsliced512_face_r1_init_bs_layout1128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 	.p2align	4
-.Laesgen_bitsliced512_face_r1_init_bs_in_l3128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x05, 0x09, 0x0d, 0x01, 0x0a, 0x0e, 0x02, 0x06, 0x0f, 0x03, 0x07, 0x0b
-	.p2align	4
-.Laesgen_bitsliced512_face_r1_init_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced512_face_r1_init_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # set_iv(ctx, iv): restart the stream at iv under the same key.
@@ -7611,14 +7598,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	320(%r9), %zmm7, %zmm5
 	vpxorq	384(%r9), %zmm7, %zmm6
 	vpxorq	448(%r9), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -7750,14 +7737,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -7766,14 +7753,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -7791,7 +7778,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	5888(%rdi), %zmm12, %zmm12
 	vpxorq	5952(%rdi), %zmm14, %zmm14
 	leaq	6016(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+384(%rip), %r11
+	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+128(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_round:
 	vmovdqa64	%zmm6, %zmm0
@@ -8068,14 +8055,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm6
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -8123,14 +8102,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -8262,14 +8241,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -8278,14 +8257,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -8350,14 +8329,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm14, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	352(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm6, %zmm1
 	vmovdqu64	%zmm1, (%r9)
@@ -8375,14 +8354,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vmovdqu64	%zmm1, 384(%r9)
 	vpxorq	%zmm0, %zmm14, %zmm1
 	vmovdqu64	%zmm1, 448(%r9)
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm14, %zmm14
 	vpsrlq	$1, %zmm6, %zmm0
 	vpsllq	$1, %zmm7, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm0, %zmm7
@@ -8514,14 +8493,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm7, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm3
 	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm1, %zmm1
@@ -8530,14 +8509,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
 	vpternlogd	$150, %zmm15, %zmm3, %zmm5
 	vpternlogd	$150, %zmm16, %zmm11, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -8555,7 +8534,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	5888(%rdi), %zmm13, %zmm13
 	vpxorq	5952(%rdi), %zmm14, %zmm14
 	leaq	6016(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+384(%rip), %r11
+	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+128(%rip), %r11
 	movq	$7, %r10
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_round_2:
 	vmovdqa64	%zmm5, %zmm0
@@ -8832,14 +8811,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	movq	336(%rdi), %r9
 	addq	$32, %r9
 	cmpq	$256, %r9
@@ -8884,14 +8855,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	320(%r10), %zmm7, %zmm5
 	vpxorq	384(%r10), %zmm7, %zmm6
 	vpxorq	448(%r10), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -9023,14 +8994,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -9039,14 +9010,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -9064,7 +9035,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	5888(%rdi), %zmm12, %zmm12
 	vpxorq	5952(%rdi), %zmm14, %zmm14
 	leaq	6016(%rdi), %r10
-	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+384(%rip), %rbx
+	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+128(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_round_3:
 	vmovdqa64	%zmm6, %zmm0
@@ -9341,14 +9312,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm6
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vmovdqu64	%zmm11, 14208(%rdi)
 	vmovdqu64	%zmm0, 14272(%rdi)
 	vmovdqu64	%zmm1, 14336(%rdi)
@@ -9425,14 +9388,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -9564,14 +9527,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -9580,14 +9543,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -9652,14 +9615,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm14, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	352(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm6, %zmm1
 	vmovdqu64	%zmm1, 14720(%rdi)
@@ -9677,14 +9640,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vmovdqu64	%zmm1, 15104(%rdi)
 	vpxorq	%zmm0, %zmm14, %zmm1
 	vmovdqu64	%zmm1, 15168(%rdi)
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm14, %zmm14
 	vpsrlq	$1, %zmm6, %zmm0
 	vpsllq	$1, %zmm7, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm0, %zmm7
@@ -9816,14 +9779,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm7, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm3
 	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm1, %zmm1
@@ -9832,14 +9795,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
 	vpternlogd	$150, %zmm15, %zmm3, %zmm5
 	vpternlogd	$150, %zmm16, %zmm11, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -9857,7 +9820,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	5888(%rdi), %zmm13, %zmm13
 	vpxorq	5952(%rdi), %zmm14, %zmm14
 	leaq	6016(%rdi), %r10
-	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+384(%rip), %rbx
+	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+128(%rip), %rbx
 	movq	$7, %r11
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_round_4:
 	vmovdqa64	%zmm5, %zmm0
@@ -10134,14 +10097,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vmovdqu64	%zmm11, 14208(%rdi)
 	vmovdqu64	%zmm0, 14272(%rdi)
 	vmovdqu64	%zmm1, 14336(%rdi)
@@ -10234,14 +10189,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%xmm5, %xmm5, %xmm5
 	vpxorq	%xmm6, %xmm6, %xmm6
 	vpxorq	%xmm7, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm7, %xmm7
 	vpsrlq	$1, %xmm0, %xmm8
 	vpsllq	$1, %xmm1, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55128(%rip), %xmm8, %xmm1
@@ -10373,14 +10328,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%xmm1, %xmm2, %xmm2
 	vpxorq	%xmm17, %xmm14, %xmm4
 	vpxorq	%xmm17, %xmm1, %xmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm13, %xmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm0, %xmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm1, %xmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm25, %xmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm5, %xmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm4, %xmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm13, %xmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3, %xmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm1, %xmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm25, %xmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm5, %xmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4, %xmm14
 	vpxorq	%xmm6, %xmm13, %xmm13
 	vpxorq	%xmm7, %xmm0, %xmm0
 	vpxorq	%xmm8, %xmm3, %xmm3
@@ -10389,14 +10344,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%xmm11, %xmm25, %xmm25
 	vpxorq	%xmm12, %xmm5, %xmm5
 	vpxorq	%xmm14, %xmm4, %xmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm13, %xmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm0, %xmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm3, %xmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm2, %xmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm1, %xmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm25, %xmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm5, %xmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm4, %xmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm13, %xmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm3, %xmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm2, %xmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1, %xmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm5, %xmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm4, %xmm22
 	vpternlogd	$150, %xmm15, %xmm4, %xmm6
 	vpternlogd	$150, %xmm16, %xmm13, %xmm7
 	vpternlogd	$150, %xmm17, %xmm0, %xmm8
@@ -10461,7 +10416,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %xmm14, %xmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f128(%rip), %xmm0, %xmm14
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm6, %xmm6
 	vmovdqa64	%xmm6, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -10518,14 +10473,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	320(%r9), %zmm7, %zmm5
 	vpxorq	384(%r9), %zmm7, %zmm6
 	vpxorq	448(%r9), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -10975,14 +10930,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm6
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm3, %zmm3
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -11030,14 +10977,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -11257,14 +11196,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm14, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	352(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm6, %zmm1
 	vmovdqu64	%zmm1, (%r9)
@@ -11282,14 +11221,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vmovdqu64	%zmm1, 384(%r9)
 	vpxorq	%zmm0, %zmm14, %zmm1
 	vmovdqu64	%zmm1, 448(%r9)
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm14, %zmm14
 	vpsrlq	$1, %zmm6, %zmm0
 	vpsllq	$1, %zmm7, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm0, %zmm7
@@ -11739,14 +11678,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm3, %zmm3
 	movq	336(%rdi), %r9
 	addq	$32, %r9
 	cmpq	$256, %r9
@@ -11791,14 +11722,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	320(%r10), %zmm7, %zmm5
 	vpxorq	384(%r10), %zmm7, %zmm6
 	vpxorq	448(%r10), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -12248,14 +12179,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm6
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm3, %zmm3
 	vmovdqu64	%zmm11, 14208(%rdi)
 	vmovdqu64	%zmm0, 14272(%rdi)
 	vmovdqu64	%zmm1, 14336(%rdi)
@@ -12332,14 +12255,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -12559,14 +12474,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm14, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	352(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm6, %zmm1
 	vmovdqu64	%zmm1, 14720(%rdi)
@@ -12584,14 +12499,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vmovdqu64	%zmm1, 15104(%rdi)
 	vpxorq	%zmm0, %zmm14, %zmm1
 	vmovdqu64	%zmm1, 15168(%rdi)
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512(%rip), %zmm14, %zmm14
 	vpsrlq	$1, %zmm6, %zmm0
 	vpsllq	$1, %zmm7, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm0, %zmm7
@@ -13041,14 +12956,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512(%rip), %zmm3, %zmm3
 	vmovdqu64	%zmm11, 14208(%rdi)
 	vmovdqu64	%zmm0, 14272(%rdi)
 	vmovdqu64	%zmm1, 14336(%rdi)
@@ -13141,14 +13048,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%xmm5, %xmm5, %xmm5
 	vpxorq	%xmm6, %xmm6, %xmm6
 	vpxorq	%xmm7, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7, %xmm7
 	vpsrlq	$1, %xmm0, %xmm8
 	vpsllq	$1, %xmm1, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55128(%rip), %xmm8, %xmm1
@@ -13368,7 +13267,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %xmm14, %xmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f128(%rip), %xmm0, %xmm14
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm6, %xmm6
 	vmovdqa64	%xmm6, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -13425,14 +13324,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	320(%r9), %zmm7, %zmm5
 	vpxorq	384(%r9), %zmm7, %zmm6
 	vpxorq	448(%r9), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -13564,14 +13463,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -13580,14 +13479,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -13605,7 +13504,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	5888(%rdi), %zmm12, %zmm12
 	vpxorq	5952(%rdi), %zmm14, %zmm14
 	leaq	6016(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+384(%rip), %r11
+	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+128(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_round_9:
 	vmovdqa64	%zmm6, %zmm0
@@ -13882,14 +13781,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm6
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -13937,14 +13828,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -14076,14 +13967,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -14092,14 +13983,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -14164,14 +14055,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm14, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	352(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm6, %zmm1
 	vmovdqu64	%zmm1, (%r9)
@@ -14189,14 +14080,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vmovdqu64	%zmm1, 384(%r9)
 	vpxorq	%zmm0, %zmm14, %zmm1
 	vmovdqu64	%zmm1, 448(%r9)
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm14, %zmm14
 	vpsrlq	$1, %zmm6, %zmm0
 	vpsllq	$1, %zmm7, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm0, %zmm7
@@ -14328,14 +14219,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm7, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm3
 	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm1, %zmm1
@@ -14344,14 +14235,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
 	vpternlogd	$150, %zmm15, %zmm3, %zmm5
 	vpternlogd	$150, %zmm16, %zmm11, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -14369,7 +14260,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	5888(%rdi), %zmm13, %zmm13
 	vpxorq	5952(%rdi), %zmm14, %zmm14
 	leaq	6016(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+384(%rip), %r11
+	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+128(%rip), %r11
 	movq	$11, %r10
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_round_10:
 	vmovdqa64	%zmm5, %zmm0
@@ -14646,14 +14537,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	movq	336(%rdi), %r9
 	addq	$32, %r9
 	cmpq	$256, %r9
@@ -14698,14 +14581,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	320(%r10), %zmm7, %zmm5
 	vpxorq	384(%r10), %zmm7, %zmm6
 	vpxorq	448(%r10), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -14837,14 +14720,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -14853,14 +14736,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -14878,7 +14761,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	5888(%rdi), %zmm12, %zmm12
 	vpxorq	5952(%rdi), %zmm14, %zmm14
 	leaq	6016(%rdi), %r10
-	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+384(%rip), %rbx
+	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+128(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_round_11:
 	vmovdqa64	%zmm6, %zmm0
@@ -15155,14 +15038,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm6
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vmovdqu64	%zmm11, 14208(%rdi)
 	vmovdqu64	%zmm0, 14272(%rdi)
 	vmovdqu64	%zmm1, 14336(%rdi)
@@ -15239,14 +15114,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm8, %zmm5, %zmm5
 	vpxorq	%zmm8, %zmm6, %zmm6
 	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
 	vpsrlq	$1, %zmm0, %zmm8
 	vpsllq	$1, %zmm1, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
@@ -15378,14 +15253,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm14, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
 	vpxorq	%zmm7, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -15394,14 +15269,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -15466,14 +15341,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm14, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512(%rip), %zmm14, %zmm14
 	vbroadcasti32x4	352(%rdi), %zmm0
 	vpxorq	%zmm0, %zmm6, %zmm1
 	vmovdqu64	%zmm1, 14720(%rdi)
@@ -15491,14 +15366,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vmovdqu64	%zmm1, 15104(%rdi)
 	vpxorq	%zmm0, %zmm14, %zmm1
 	vmovdqu64	%zmm1, 15168(%rdi)
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm6, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512(%rip), %zmm14, %zmm14
 	vpsrlq	$1, %zmm6, %zmm0
 	vpsllq	$1, %zmm7, %zmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512(%rip), %zmm0, %zmm7
@@ -15630,14 +15505,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm7, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm3
 	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm1, %zmm1
@@ -15646,14 +15521,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
 	vpternlogd	$150, %zmm15, %zmm3, %zmm5
 	vpternlogd	$150, %zmm16, %zmm11, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -15671,7 +15546,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	5888(%rdi), %zmm13, %zmm13
 	vpxorq	5952(%rdi), %zmm14, %zmm14
 	leaq	6016(%rdi), %r10
-	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+384(%rip), %rbx
+	leaq	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512+128(%rip), %rbx
 	movq	$11, %r11
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_round_12:
 	vmovdqa64	%zmm5, %zmm0
@@ -15948,14 +15823,6 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm11, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm25, %zmm25
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512(%rip), %zmm3, %zmm3
 	vmovdqu64	%zmm11, 14208(%rdi)
 	vmovdqu64	%zmm0, 14272(%rdi)
 	vmovdqu64	%zmm1, 14336(%rdi)
@@ -16048,14 +15915,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%xmm5, %xmm5, %xmm5
 	vpxorq	%xmm6, %xmm6, %xmm6
 	vpxorq	%xmm7, %xmm7, %xmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128(%rip), %xmm7, %xmm7
 	vpsrlq	$1, %xmm0, %xmm8
 	vpsllq	$1, %xmm1, %xmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55128(%rip), %xmm8, %xmm1
@@ -16187,14 +16054,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%xmm1, %xmm2, %xmm2
 	vpxorq	%xmm17, %xmm14, %xmm4
 	vpxorq	%xmm17, %xmm1, %xmm5
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm13, %xmm6
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm0, %xmm7
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm3, %xmm8
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm1, %xmm10
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm25, %xmm11
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm5, %xmm12
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm4, %xmm14
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm13, %xmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3, %xmm8
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm1, %xmm10
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm25, %xmm11
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm5, %xmm12
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4, %xmm14
 	vpxorq	%xmm6, %xmm13, %xmm13
 	vpxorq	%xmm7, %xmm0, %xmm0
 	vpxorq	%xmm8, %xmm3, %xmm3
@@ -16203,14 +16070,14 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	%xmm11, %xmm25, %xmm25
 	vpxorq	%xmm12, %xmm5, %xmm5
 	vpxorq	%xmm14, %xmm4, %xmm4
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm13, %xmm15
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm0, %xmm16
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm3, %xmm17
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm2, %xmm18
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm1, %xmm19
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm25, %xmm20
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm5, %xmm21
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm4, %xmm22
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm13, %xmm15
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0, %xmm16
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm3, %xmm17
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm2, %xmm18
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1, %xmm19
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm25, %xmm20
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm5, %xmm21
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm4, %xmm22
 	vpternlogd	$150, %xmm15, %xmm4, %xmm6
 	vpternlogd	$150, %xmm16, %xmm13, %xmm7
 	vpternlogd	$150, %xmm17, %xmm0, %xmm8
@@ -16275,7 +16142,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpsllq	$4, %xmm14, %xmm1
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f128(%rip), %xmm0, %xmm14
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm6, %xmm6
 	vmovdqa64	%xmm6, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
@@ -16322,11 +16189,11 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	.size	aesgen_bitsliced512_face_r1_xor_stream, .-aesgen_bitsliced512_face_r1_xor_stream
 	.section	.rodata
 	.p2align	6
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l1512:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x0d, 0x01, 0x05, 0x09, 0x0a, 0x0e, 0x02, 0x06, 0x07, 0x0b, 0x0f, 0x03
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout3512:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.p2align	6
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_m55512:
 	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
@@ -16346,27 +16213,27 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	6
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512:
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l0512:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
 	.p2align	6
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512:
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l0512:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	6
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_rotations512:
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -16375,30 +16242,30 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -16407,30 +16274,30 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -16439,30 +16306,30 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -16471,28 +16338,22 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
-	.byte	0x07, 0x04, 0x05, 0x06, 0x0b, 0x08, 0x09, 0x0a, 0x0f, 0x0c, 0x0d, 0x0e, 0x03, 0x00, 0x01, 0x02
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
-	.p2align	6
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l2512:
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
-	.byte	0x00, 0x06, 0x08, 0x0e, 0x01, 0x07, 0x09, 0x0f, 0x02, 0x04, 0x0a, 0x0c, 0x03, 0x05, 0x0b, 0x0d
 	.p2align	4
 .Laesgen_bitsliced512_face_r1_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
@@ -16545,11 +16406,68 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1e
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1f
 	.p2align	6
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0512:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2512:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	6
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3512:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	6
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3512:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	6
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3512:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.p2align	4
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout2128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	4
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_m55128:
+	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
+	.p2align	4
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_m33128:
+	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
+	.p2align	4
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f128:
+	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
+	.p2align	4
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l3128:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	4
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l3128:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	4
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout3128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.p2align	6
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_layout1512:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.p2align	6
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l2512:
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.p2align	6
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l2512:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	6
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1512:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -16563,23 +16481,11 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.p2align	6
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1512:
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x01, 0x06, 0x0b, 0x0c, 0x02, 0x07, 0x08, 0x0d, 0x03, 0x04, 0x09, 0x0e
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x01, 0x06, 0x0b, 0x0c, 0x02, 0x07, 0x08, 0x0d, 0x03, 0x04, 0x09, 0x0e
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x01, 0x06, 0x0b, 0x0c, 0x02, 0x07, 0x08, 0x0d, 0x03, 0x04, 0x09, 0x0e
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x01, 0x06, 0x0b, 0x0c, 0x02, 0x07, 0x08, 0x0d, 0x03, 0x04, 0x09, 0x0e
-	.p2align	4
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_in_l0128:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.p2align	4
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_m55128:
-	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
-	.p2align	4
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_m33128:
-	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
-	.p2align	4
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_m0f128:
-	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1512:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 	.p2align	4
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_rot1_l1128:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -16587,14 +16493,8 @@ aesgen_bitsliced512_face_r1_xor_stream:
 .Laesgen_bitsliced512_face_r1_xor_stream_bs_rot2_l1128:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.p2align	4
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l1128:
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x01, 0x06, 0x0b, 0x0c, 0x02, 0x07, 0x08, 0x0d, 0x03, 0x04, 0x09, 0x0e
-	.p2align	6
-.Laesgen_bitsliced512_face_r1_xor_stream_bs_out_l0512:
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
-	.byte	0x00, 0x04, 0x08, 0x0c, 0x01, 0x05, 0x09, 0x0d, 0x02, 0x06, 0x0a, 0x0e, 0x03, 0x07, 0x0b, 0x0f
+.Laesgen_bitsliced512_face_r1_xor_stream_bs_unlayout1128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 
 
 # wipe(ctx): zero all 15232 bytes of the context.

@@ -3,21 +3,24 @@
 A batch of 8 registers (8 blocks on xmm, 16 on ymm, 32 on zmm; the 128-bit lanes are
 independent) is transposed so that register i holds bit i of every state byte:
 
-    slice register i, lane L, byte p = 4*row + col (row-major), bit j
-        = bit i of state byte (row, col) of the block in lane L of batch register j
+    slice register i, lane L, byte q, bit j
+        = bit i of state byte pi_r[q] (FIPS order) of the block in lane L of register j
 
-Row-major order makes a row a dword. The transpose is a PSHUFB per register and an 8x8
-bit-matrix transpose done by 12 SWAPMOVEs (shifts by 1, 2, 4 with masks 0x55, 0x33, 0x0f);
-the network is an involution, so the same steps transpose back.
+with pi_r the layout of the state after round r (kernels/slice_layout.py). The transpose is
+an 8x8 bit-matrix transpose done by 12 SWAPMOVEs (shifts by 1, 2, 4 with masks 0x55, 0x33,
+0x0f), preceded by a PSHUFB a register where the entry layout is not the identity; the
+network is an involution, so the same steps transpose back.
 
 A round on slices: SubBytes = the netlist (aesgen.netlist, bp113 by default) lowered for
 the encoding (two-operand SSE, three-operand AVX2, VPTERNLOGD cones on AVX-512), with the
 affine constant 0x63 left out of the circuit and folded into the bit-sliced round keys
 (MixColumns maps a constant column c,c,c,c to itself). ShiftRows moves no byte: the state's
-byte order drifts by ShiftRows^-1 a round (``layout(r)``, period 4), the round keys are
-stored in the layout of their round, and MixColumns' row rotations are PSHUFBs with the
-controls of the current layout (``rotation_in_layout``); the transposes' shuffles absorb the
-layout at the edges. This saves seed 004's 8 ShiftRows PSHUFBs a round. MixColumns with
+byte order drifts by ShiftRows^-1 a round (``layout(r, nr)``, period 4, the identity after
+the last round), the round keys are stored in the layout of their round, and MixColumns' row
+rotations are PSHUFBs with the controls of the current layout. Because the last round leaves
+FIPS order, the keystream needs no byte shuffle on the way out, and the entry shuffle
+absorbs the drift (none at all where the entry round's layout is the identity: FACE r2
+with AES-128 and AES-256). This saves seed 004's 8 ShiftRows PSHUFBs a round. MixColumns with
 t = a ^ rot1(a):  out = 2t ^ rot1(a) ^ rot2(t), 2t by moving slices up one bit and adding
 slice 7 into slices 0, 1, 3, 4 (x^8 = x^4 + x^3 + x + 1): 8 + 8 + 8 + 19 = 43 instructions,
 seed 004's count (legacy SSE adds a register copy before each destructive rot1 PSHUFB);
@@ -41,7 +44,8 @@ from ..netlist.library import load as load_library_netlist
 from ..netlist.lower import Lowering, lower
 from ..netlist.transform import strip_output_constant
 from . import ctx_layout as L
-from .engines import RoundEngine, Keys, compose
+from .engines import RoundEngine, Keys
+from .slice_layout import IDENTITY, ROT1, ROT2, SWAPMOVES, inverse, layout, rotation
 from .spec import ROUNDS, KernelSpec
 from .vector_ops import XOR3, VectorOps
 
@@ -50,41 +54,6 @@ STRATEGY = {"sse": "two_operand", "avx": "three_operand", "evex": "ternary"}
 # init runs with 16 vector registers even in EVEX kernels
 KEY_SCHEDULE_STRATEGY = {"sse": "two_operand", "avx": "three_operand", "evex": "three_operand"}
 SCRATCH_SLOTS = 32          # spill slots of the S-box lowerings (each one register wide)
-
-# pshufb controls: out[p] = in[ctrl[p]]
-ROW_MAJOR = [4 * (p % 4) + p // 4 for p in range(16)]              # out[4r+c] = in[4c+r]
-SHIFT_ROWS_RM = [4 * (p // 4) + (p % 4 + p // 4) % 4 for p in range(16)]
-INV_SHIFT_ROWS_RM = [4 * (p // 4) + (p % 4 - p // 4) % 4 for p in range(16)]
-ROT1 = [4 * ((p // 4 + 1) % 4) + p % 4 for p in range(16)]          # row r <- row r+1
-ROT2 = [4 * ((p // 4 + 2) % 4) + p % 4 for p in range(16)]          # row r <- row r+2
-
-
-def inverse(control: list[int]) -> list[int]:
-    inv = [0] * 16
-    for p, q in enumerate(control):
-        inv[q] = p
-    return inv
-
-
-def layout(r: int) -> list[int]:
-    """Where the bytes of the row-major state sit after round r: ShiftRows is never applied
-    (the byte order drifts by ShiftRows^-1 a round instead), so physical = shuffle(logical,
-    layout(r)) with layout(r) = SR^-r; it repeats every 4 rounds."""
-    out = list(range(16))
-    for _ in range(r % 4):
-        out = compose(INV_SHIFT_ROWS_RM, out)
-    return out
-
-
-def rotation_in_layout(rotation: list[int], r: int) -> list[int]:
-    """The shuffle that applies a row rotation to a state stored in layout(r)."""
-    pi = layout(r)
-    return compose(compose(inverse(pi), rotation), pi)
-
-
-SWAPMOVES = [(1, 0x55, [(j + 1, j) for j in (0, 2, 4, 6)]),
-             (2, 0x33, [(j + 2, j) for j in (0, 1, 4, 5)]),
-             (4, 0x0F, [(j + 4, j) for j in (0, 1, 2, 3)])]
 
 
 @lru_cache(maxsize=None)
@@ -210,10 +179,11 @@ class BitslicedEngine(RoundEngine):
     def _key(self, k, r: int, width: int):
         return lambda i: self._key_mem(k, r, i, width)
 
-    def _rotations(self, b, r: int, width: int) -> tuple[Mem, Mem]:
-        """Row-rotation controls for round r's MixColumns (the state is in layout(r))."""
-        return (self._const(b, f"rot1_l{r % 4}", rotation_in_layout(ROT1, r), width),
-                self._const(b, f"rot2_l{r % 4}", rotation_in_layout(ROT2, r), width))
+    def _rotations(self, b, r: int, width: int, nr: int) -> tuple[Mem, Mem]:
+        """Row-rotation controls for round r's MixColumns (the state is in layout(r, nr))."""
+        pi = layout(r, nr)
+        return (self._const(b, f"rot1_l{(r - nr) % 4}", rotation(ROT1, pi), width),
+                self._const(b, f"rot2_l{(r - nr) % 4}", rotation(ROT2, pi), width))
 
     def _round(self, k, b, v, slices: list[Reg], key, rotations,
                dest: list[Reg] | None = None) -> list[Reg]:
@@ -222,7 +192,7 @@ class BitslicedEngine(RoundEngine):
         slices = self._sbox(k, b, v, slices, self.strategy)
         return self._mix_columns(b, v, slices, key, *rotations, dest)
 
-    def _round_loop(self, k, b, v, slices: list[Reg], lo: int, hi: int) -> list[Reg]:
+    def _round_loop(self, k, b, v, slices: list[Reg], lo: int, hi: int, nr: int) -> list[Reg]:
         """Rounds lo..hi (all with MixColumns) as a counted loop over the round keys: the
         body is emitted once (a bit-sliced round is ~200 instructions)."""
         a, width = b.asm, slices[0].width
@@ -231,11 +201,11 @@ class BitslicedEngine(RoundEngine):
         with b.phase("rounds_3_nr"):
             kp, n, cp = b.gp(), b.gp(), b.gp()
             a.lea(kp, Mem(8, base=self._ctx, disp=k.layout.extra + lo * step))
-            # the rotations of 4 consecutive layouts, then again: round r's at (r % 4)
+            # the rotations of the 4 layouts, 4 times over: round r's at (r - nr) % 4
             table = b.const(f"bs_rotations{width}", b"".join(
-                bytes(rotation_in_layout(rot, r)) * (width // 128)
-                for r in range(4) for rot in (ROT1, ROT2)) * 4, align=min(64, wb))
-            a.lea(cp, Mem(8, rip_label=table.rip_label, disp=2 * wb * (lo % 4)))
+                bytes(rotation(rot, layout(j, 0))) * (width // 128)
+                for j in range(4) for rot in (ROT1, ROT2)) * 4, align=min(64, wb))
+            a.lea(cp, Mem(8, rip_label=table.rip_label, disp=2 * wb * ((lo - nr) % 4)))
             a.mov(n, Imm(hi - lo + 1))
             top = b.label("bs_round")
             b.bind(top)
@@ -274,11 +244,12 @@ class BitslicedEngine(RoundEngine):
                 z = b.vec(width)
                 v.xor(z, z, z)
                 regs.append(z)
-            # byte order -> row-major -> the layout round first-1 left
-            into = self._const(b, f"in_l{(first - 1) % 4}",
-                               compose(ROW_MAJOR, layout(first - 1)), width)
-            for x in regs:
-                v.shuffle_bytes(x, x, into)
+            # byte order -> the layout round first-1 left
+            into = layout(first - 1, nr)
+            if into != IDENTITY:
+                control = self._const(b, f"layout{(first - 1 - nr) % 4}", into, width)
+                for x in regs:
+                    v.shuffle_bytes(x, x, control)
             self._bit_transpose(b, v, regs)
         slices = regs
         middle_end = min(last, nr - 1)
@@ -286,13 +257,13 @@ class BitslicedEngine(RoundEngine):
         for r in range(first, min(middle_end, 2) + 1):
             with b.phase("rounds_0_2"):
                 slices = self._round(k, b, v, slices, self._key(k, r, width),
-                                     self._rotations(b, r, width))
+                                     self._rotations(b, r, width, nr))
         if middle_end - loop_from + 1 >= 2:
-            slices = self._round_loop(k, b, v, slices, loop_from, middle_end)
+            slices = self._round_loop(k, b, v, slices, loop_from, middle_end, nr)
         elif middle_end == loop_from:
             with b.phase("rounds_3_nr"):
                 slices = self._round(k, b, v, slices, self._key(k, loop_from, width),
-                                     self._rotations(b, loop_from, width))
+                                     self._rotations(b, loop_from, width, nr))
         if last == nr:
             with b.phase("rounds_3_nr" if nr > 2 else "rounds_0_2"):
                 slices = self._sbox(k, b, v, slices, self.strategy)
@@ -301,10 +272,11 @@ class BitslicedEngine(RoundEngine):
                     v.xor(x, x, key(i))
         with b.phase("transpose"):
             self._bit_transpose(b, v, slices)
-            order = self._const(b, f"out_l{last % 4}",
-                                compose(inverse(layout(last)), ROW_MAJOR), width)
-            for x in slices[:len(blocks)]:
-                v.shuffle_bytes(x, x, order)
+            order = inverse(layout(last, nr))
+            if order != IDENTITY:
+                control = self._const(b, f"unlayout{(last - nr) % 4}", order, width)
+                for x in slices[:len(blocks)]:
+                    v.shuffle_bytes(x, x, control)
         # the results stay where they are: the skeleton continues with these registers
         # (copying them back into ``blocks`` would give those a second live range)
         return slices[:len(blocks)]
@@ -354,14 +326,15 @@ class BitslicedEngine(RoundEngine):
         b.emit("xor", w.w32, Imm(rcon))
 
     def _slice_round_keys(self, b, v, ctx, bits) -> None:
-        """Round keys 1..Nr as slices (row-major; the last one pre-shuffled by SR^-1),
-        the S-box constant added, each stored at the kernel's width."""
+        """Round keys 1..Nr as slices, each in its round's layout(r, nr), the S-box constant
+        added, each stored at the kernel's width."""
         k, nr, width = self._k, ROUNDS[bits], self.spec.width
         for r in range(1, nr + 1):
             x = b.xmm()
             v.load(x, Mem(128, base=ctx, disp=L.ROUND_KEYS + 16 * r))
-            v.shuffle_bytes(x, x, self._const(b, f"in_l{r % 4}",
-                                              compose(ROW_MAJOR, layout(r)), 128))
+            pi = layout(r, nr)
+            if pi != IDENTITY:
+                v.shuffle_bytes(x, x, self._const(b, f"layout{(r - nr) % 4}", pi, 128))
             for i, s in enumerate(self._to_slices(b, v, x, 128)):
                 if self.constant >> i & 1:
                     v.xor(s, s, b.const("ones128", b"\xff" * 16))

@@ -62,7 +62,7 @@ def bitsliced_breakdown(spec: KernelSpec) -> dict:
         key_base = b.gp()
         engine._mix_columns(b, v, regs, lambda i: Mem(spec.width, base=key_base,
                                                        disp=i * spec.width // 8),
-                            *engine._rotations(b, 1, spec.width))
+                            *engine._rotations(b, 1, spec.width, 10))
     return {
         "netlist": lowering.netlist, "strategy": lowering.strategy,
         "sbox": lowering.instructions, "sbox_constant": constant,

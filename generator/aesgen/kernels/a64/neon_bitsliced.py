@@ -21,9 +21,9 @@ since a' = (a & ~M) | (c >> n & M) and c' = (c & M) | (a << n & ~M) with ~M = M 
 every level (0xaa, 0xcc, 0xf0). The masks are three MOVIs, so a transpose is 48 + 3
 instructions and loads nothing.
 
-Byte order: FIPS (column-major), not row-major as on x86. MixColumns' row rotations are
-byte permutations in either order, but starting in FIPS order saves the input permutation
-wherever the layout of the entry round is the identity (below).
+Byte order: FIPS (column-major), as on x86; the layouts are shared with the x86 engine
+(kernels/slice_layout.py). Here the drift's origin is the entry round, which saves the input
+permutation (below); x86 anchors it at the last round instead.
 
 ShiftRows as layout drift (counted)
 ------------------------------------
@@ -91,6 +91,7 @@ from ...netlist.library import load as load_library_netlist
 from ...netlist.lower import Lowering, lower
 from ...netlist.transform import strip_output_constant
 from .. import ctx_layout as L
+from ..slice_layout import ROT1, ROT2, SWAPMOVES, apply, inverse, layout, rotation  # noqa: F401
 from ..spec import ROUNDS, KernelSpec
 from .engines import A64Engine, expand_key_words
 from .schedule import scheduled
@@ -101,46 +102,11 @@ ORIGIN = {"none": 0, "r1": 1, "r2": 2}
 SLICE_BYTES = 16
 KEY_SLICES = 15 * 8 * SLICE_BYTES          # round keys 0..14 (0 unused), 8 slices each
 
-# byte permutations, TBL semantics: out[q] = in[ctrl[q]]; FIPS order q = 4 * col + row
-IDENTITY = list(range(16))
-SHIFT_ROWS = [4 * ((q // 4 + q % 4) % 4) + q % 4 for q in range(16)]
-ROT1 = [4 * (q // 4) + (q % 4 + 1) % 4 for q in range(16)]      # row i <- row i+1
-ROT2 = [4 * (q // 4) + (q % 4 + 2) % 4 for q in range(16)]      # row i <- row i+2
-SWAPMOVES = [(1, 0x55, [(j + 1, j) for j in (0, 2, 4, 6)]),
-             (2, 0x33, [(j + 2, j) for j in (0, 1, 4, 5)]),
-             (4, 0x0F, [(j + 4, j) for j in (0, 1, 2, 3)])]
+# byte permutations (TBL semantics), the layouts and the transpose network: slice_layout.py
 # vector registers the scheduler may fill (schedule.py): 32 less the skeleton's counter step
 # and FACE cache, less slack for the allocator's greedy colouring
 SCHEDULE_BUDGET = 28
 CONTROL_COPIES = 4           # the rotation table repeats 4 x 4 layouts: 16 rounds from any start
-
-
-def inverse(p: list[int]) -> list[int]:
-    inv = [0] * len(p)
-    for q, x in enumerate(p):
-        inv[x] = q
-    return inv
-
-
-def apply(ctrl: list[int], x):
-    """TBL: out[q] = x[ctrl[q]]."""
-    return [x[c] for c in ctrl]
-
-
-def layout(r: int, origin: int) -> list[int]:
-    """pi_r: the physical byte q of the state after round r holds logical byte pi_r[q].
-    pi_origin = identity and pi_r = SR^-1 o pi_{r-1} (a round skips ShiftRows)."""
-    sr_inv = inverse(SHIFT_ROWS)
-    p = list(IDENTITY)
-    for _ in range((r - origin) % 4):
-        p = [sr_inv[x] for x in p]
-    return p
-
-
-def rotation(rot: list[int], pi: list[int]) -> list[int]:
-    """The TBL control applying the logical row rotation ``rot`` to a state in layout pi."""
-    pinv = inverse(pi)
-    return [pinv[rot[pi[q]]] for q in range(16)]
 
 
 def constants_blob() -> tuple[bytes, dict[str, int]]:
