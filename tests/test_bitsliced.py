@@ -11,7 +11,7 @@ import pytest
 from aesgen.dsl.operands import Mem
 from aesgen.emit.compile import compile_kernel
 from aesgen.kernels import bitsliced as B
-from aesgen.kernels.slice_layout import IDENTITY, layout
+from aesgen.kernels.slice_layout import IDENTITY, SHIFT_ROWS, apply, inverse, layout
 from aesgen.kernels.spec import KernelSpec
 from aesgen.model.aes import ctr_xor, gf_mul
 from aesgen.report.method_details import bitsliced_breakdown, face_savings
@@ -54,6 +54,12 @@ def test_x86_layout_leaves_the_last_round_in_fips_order():
     for nr in (10, 12, 14):
         assert layout(nr, nr) == IDENTITY
         assert layout(nr - 4, nr) == IDENTITY and layout(nr - 1, nr) != IDENTITY
+    # FIPS-197 5.1.2 in FIPS byte order (q = 4 * col + row): s'[r, c] = s[r, c + r]
+    state = list(range(16))
+    assert apply(SHIFT_ROWS, state) == [4 * ((c + r) % 4) + r for c in range(4) for r in range(4)]
+    assert apply(inverse(SHIFT_ROWS), apply(SHIFT_ROWS, state)) == state
+    # one round of drift is ShiftRows^-1
+    assert layout(1, 0) == inverse(SHIFT_ROWS)
 
 
 def _mix_columns_reference(col):

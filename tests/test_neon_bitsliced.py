@@ -23,6 +23,7 @@ from test_aarch64_backend import A64_PRESETS, CC, HERE, QEMU, check_dump, need, 
 from aesgen.emit.compile import compile_kernel
 from aesgen.emit.generate import GenerateRequest, render_set
 from aesgen.kernels import ctx_layout as L
+from aesgen.kernels import slice_layout as S
 from aesgen.kernels.a64 import neon_bitsliced as N
 from aesgen.kernels.spec import KernelSpec
 from aesgen.model.aes import encrypt_block, expand_key, sub_bytes, xtime
@@ -64,17 +65,17 @@ def test_layout_algebra_matches_aes():
             nr = len(rk) - 1
             origin = nr if level == "last" else level
             block = bytes(rng.randrange(256) for _ in range(16))
-            p = N.apply(N.layout(0, origin), [x ^ y for x, y in zip(block, rk[0])])
+            p = S.apply(S.layout(0, origin), [x ^ y for x, y in zip(block, rk[0])])
             for r in range(1, nr + 1):
-                pi = N.layout(r, origin)
+                pi = S.layout(r, origin)
                 p = list(sub_bytes(bytes(p)))
                 if r < nr:
-                    ra = N.apply(N.rotation(N.ROT1, pi), p)
+                    ra = S.apply(S.rotation(S.ROT1, pi), p)
                     t = [x ^ y for x, y in zip(p, ra)]
-                    rt = N.apply(N.rotation(N.ROT2, pi), t)
+                    rt = S.apply(S.rotation(S.ROT2, pi), t)
                     p = [xtime(t[q]) ^ ra[q] ^ rt[q] for q in range(16)]
-                p = [x ^ y for x, y in zip(p, N.apply(pi, list(rk[r])))]
-            assert bytes(N.apply(N.inverse(N.layout(nr, origin)), p)) == \
+                p = [x ^ y for x, y in zip(p, S.apply(pi, list(rk[r])))]
+            assert bytes(S.apply(S.inverse(S.layout(nr, origin)), p)) == \
                 encrypt_block(key, block)
 
 
@@ -82,7 +83,7 @@ def test_swapmove_network_transposes():
     rng = random.Random(6)
     regs = [[rng.randrange(256) for _ in range(16)] for _ in range(8)]
     orig = [r[:] for r in regs]
-    for n, mask, pairs in N.SWAPMOVES:
+    for n, mask, pairs in S.SWAPMOVES:
         for hi, lo in pairs:
             a, c = regs[hi], regs[lo]
             t1, t2 = [v >> n for v in c], [(v << n) & 255 for v in a]
@@ -97,7 +98,7 @@ def test_swapmove_network_transposes():
 def _key_slices(rk: list[bytes], origin: int, constant: int) -> bytes:
     out = bytearray()
     for r in range(1, len(rk)):
-        k = N.apply(N.layout(r, origin), list(rk[r]))
+        k = S.apply(S.layout(r, origin), list(rk[r]))
         for i in range(8):
             out += bytes(0xFF if (k[q] >> i ^ constant >> i) & 1 else 0 for q in range(16))
     return bytes(out)

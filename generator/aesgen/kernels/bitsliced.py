@@ -104,6 +104,16 @@ class BitslicedEngine(RoundEngine):
         lane = bytes(data)
         return b.const(f"bs_{name}{width}", lane * (width // 128), align=min(64, width // 8))
 
+    def _shuffle_unless_identity(self, b, v, regs: list[Reg], control: list[int],
+                                 name: str, width: int) -> None:
+        """PSHUFB every register by ``control`` (the constant ``name``), or nothing when
+        ``control`` is the identity."""
+        if control == IDENTITY:
+            return
+        mem = self._const(b, name, control, width)
+        for x in regs:
+            v.shuffle_bytes(x, x, mem)
+
     def _byte_mask(self, b, value: int, width: int) -> Mem:
         return self._const(b, f"m{value:02x}", bytes([value]) * 16, width)
 
@@ -245,11 +255,8 @@ class BitslicedEngine(RoundEngine):
                 v.xor(z, z, z)
                 regs.append(z)
             # byte order -> the layout round first-1 left
-            into = layout(first - 1, nr)
-            if into != IDENTITY:
-                control = self._const(b, f"layout{(first - 1 - nr) % 4}", into, width)
-                for x in regs:
-                    v.shuffle_bytes(x, x, control)
+            self._shuffle_unless_identity(b, v, regs, layout(first - 1, nr),
+                                          f"layout{(first - 1 - nr) % 4}", width)
             self._bit_transpose(b, v, regs)
         slices = regs
         middle_end = min(last, nr - 1)
@@ -272,11 +279,8 @@ class BitslicedEngine(RoundEngine):
                     v.xor(x, x, key(i))
         with b.phase("transpose"):
             self._bit_transpose(b, v, slices)
-            order = inverse(layout(last, nr))
-            if order != IDENTITY:
-                control = self._const(b, f"unlayout{(last - nr) % 4}", order, width)
-                for x in slices[:len(blocks)]:
-                    v.shuffle_bytes(x, x, control)
+            self._shuffle_unless_identity(b, v, slices[:len(blocks)], inverse(layout(last, nr)),
+                                          f"unlayout{(last - nr) % 4}", width)
         # the results stay where they are: the skeleton continues with these registers
         # (copying them back into ``blocks`` would give those a second live range)
         return slices[:len(blocks)]
@@ -332,9 +336,7 @@ class BitslicedEngine(RoundEngine):
         for r in range(1, nr + 1):
             x = b.xmm()
             v.load(x, Mem(128, base=ctx, disp=L.ROUND_KEYS + 16 * r))
-            pi = layout(r, nr)
-            if pi != IDENTITY:
-                v.shuffle_bytes(x, x, self._const(b, f"layout{(r - nr) % 4}", pi, 128))
+            self._shuffle_unless_identity(b, v, [x], layout(r, nr), f"layout{(r - nr) % 4}", 128)
             for i, s in enumerate(self._to_slices(b, v, x, 128)):
                 if self.constant >> i & 1:
                     v.xor(s, s, b.const("ones128", b"\xff" * 16))

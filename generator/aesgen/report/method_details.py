@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..dsl.builder import KernelBuilder
 from ..emit.compile import CompiledKernel
 from ..isa.table import load_table
-from ..kernels.spec import KernelSpec
+from ..kernels.spec import ROUNDS, KernelSpec
 from ..kernels.vector_ops import VectorOps
 
 SEED_000_UP_TO_ROUND_2 = {
@@ -62,7 +62,7 @@ def bitsliced_breakdown(spec: KernelSpec) -> dict:
         key_base = b.gp()
         engine._mix_columns(b, v, regs, lambda i: Mem(spec.width, base=key_base,
                                                        disp=i * spec.width // 8),
-                            *engine._rotations(b, 1, spec.width, 10))
+                            *engine._rotations(b, 1, spec.width, ROUNDS[128]))
     return {
         "netlist": lowering.netlist, "strategy": lowering.strategy,
         "sbox": lowering.instructions, "sbox_constant": constant,

@@ -91,7 +91,7 @@ from ...netlist.library import load as load_library_netlist
 from ...netlist.lower import Lowering, lower
 from ...netlist.transform import strip_output_constant
 from .. import ctx_layout as L
-from ..slice_layout import ROT1, ROT2, SWAPMOVES, apply, inverse, layout, rotation  # noqa: F401
+from ..slice_layout import ROT1, ROT2, SWAPMOVES, inverse, layout, rotation
 from ..spec import ROUNDS, KernelSpec
 from .engines import A64Engine, expand_key_words
 from .schedule import scheduled
