@@ -254,8 +254,9 @@ def test_registry_entry_matches_manifest(kernel, request):
     r1_entry = 4 if info["width"] == 128 else 16
     extra = 0
     if info["method"] == "bitsliced":       # bit-sliced round keys and buffers follow
-        extra = BitslicedEngine(KernelSpec("bitsliced", info["face"], width=info["width"],
-                                           encoding=info["encoding"])).context_extra()
+        engine = BitslicedEngine(KernelSpec("bitsliced", info["face"], width=info["width"],
+                                            encoding=info["encoding"]))
+        extra, r1_entry = engine.context_extra(), engine.r1_entry()   # rd1+ in slice form
     assert kernel.ctx_size == info["ctx_size"] == L.layout_for(info["face"], r1_entry,
                                                                extra).size
     assert kernel.constant_time == int(info["constant_time"])

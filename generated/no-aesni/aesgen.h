@@ -138,22 +138,22 @@ int  aesgen_table_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_table_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_table_face_r2_wipe(void *ctx);
 
-/* bitsliced256-face-none: requires AVX, AVX2; ctx 5760 bytes */
-#define AESGEN_BITSLICED256_FACE_NONE_CTX_SIZE 5760
+/* bitsliced256-face-none: requires AVX, AVX2; ctx 5824 bytes */
+#define AESGEN_BITSLICED256_FACE_NONE_CTX_SIZE 5824
 int  aesgen_bitsliced256_face_none_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
 int  aesgen_bitsliced256_face_none_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_bitsliced256_face_none_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_bitsliced256_face_none_wipe(void *ctx);
 
-/* bitsliced256-face-r1: requires AVX, AVX2; ctx 9856 bytes */
-#define AESGEN_BITSLICED256_FACE_R1_CTX_SIZE 9856
+/* bitsliced256-face-r1: requires AVX, AVX2; ctx 9920 bytes */
+#define AESGEN_BITSLICED256_FACE_R1_CTX_SIZE 9920
 int  aesgen_bitsliced256_face_r1_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
 int  aesgen_bitsliced256_face_r1_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_bitsliced256_face_r1_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_bitsliced256_face_r1_wipe(void *ctx);
 
-/* bitsliced256-face-r2: requires AVX, AVX2; ctx 9856 bytes */
-#define AESGEN_BITSLICED256_FACE_R2_CTX_SIZE 9856
+/* bitsliced256-face-r2: requires AVX, AVX2; ctx 9920 bytes */
+#define AESGEN_BITSLICED256_FACE_R2_CTX_SIZE 9920
 int  aesgen_bitsliced256_face_r2_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
 int  aesgen_bitsliced256_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_bitsliced256_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);

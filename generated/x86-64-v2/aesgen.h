@@ -117,22 +117,22 @@ int  aesgen_table_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_table_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_table_face_r2_wipe(void *ctx);
 
-/* bitsliced128-face-none: requires SSE2, SSSE3; ctx 3072 bytes */
-#define AESGEN_BITSLICED128_FACE_NONE_CTX_SIZE 3072
+/* bitsliced128-face-none: requires SSE2, SSSE3; ctx 3136 bytes */
+#define AESGEN_BITSLICED128_FACE_NONE_CTX_SIZE 3136
 int  aesgen_bitsliced128_face_none_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
 int  aesgen_bitsliced128_face_none_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_bitsliced128_face_none_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_bitsliced128_face_none_wipe(void *ctx);
 
-/* bitsliced128-face-r1: requires SSE2, SSSE3; ctx 4096 bytes */
-#define AESGEN_BITSLICED128_FACE_R1_CTX_SIZE 4096
+/* bitsliced128-face-r1: requires SSE2, SSSE3; ctx 7232 bytes */
+#define AESGEN_BITSLICED128_FACE_R1_CTX_SIZE 7232
 int  aesgen_bitsliced128_face_r1_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
 int  aesgen_bitsliced128_face_r1_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_bitsliced128_face_r1_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_bitsliced128_face_r1_wipe(void *ctx);
 
-/* bitsliced128-face-r2: requires SSE2, SSSE3; ctx 7168 bytes */
-#define AESGEN_BITSLICED128_FACE_R2_CTX_SIZE 7168
+/* bitsliced128-face-r2: requires SSE2, SSSE3; ctx 7232 bytes */
+#define AESGEN_BITSLICED128_FACE_R2_CTX_SIZE 7232
 int  aesgen_bitsliced128_face_r2_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
 int  aesgen_bitsliced128_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_bitsliced128_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);

@@ -26,13 +26,13 @@ const aesgen_kernel aesgen_kernels[] = {
      4480, aesgen_table_face_r2_init, aesgen_table_face_r2_set_iv, aesgen_table_face_r2_xor_stream, aesgen_table_face_r2_wipe},
     {"bitsliced128-face-none", "bitsliced", "none", 1,
      AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3,
-     3072, aesgen_bitsliced128_face_none_init, aesgen_bitsliced128_face_none_set_iv, aesgen_bitsliced128_face_none_xor_stream, aesgen_bitsliced128_face_none_wipe},
+     3136, aesgen_bitsliced128_face_none_init, aesgen_bitsliced128_face_none_set_iv, aesgen_bitsliced128_face_none_xor_stream, aesgen_bitsliced128_face_none_wipe},
     {"bitsliced128-face-r1", "bitsliced", "r1", 1,
      AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3,
-     4096, aesgen_bitsliced128_face_r1_init, aesgen_bitsliced128_face_r1_set_iv, aesgen_bitsliced128_face_r1_xor_stream, aesgen_bitsliced128_face_r1_wipe},
+     7232, aesgen_bitsliced128_face_r1_init, aesgen_bitsliced128_face_r1_set_iv, aesgen_bitsliced128_face_r1_xor_stream, aesgen_bitsliced128_face_r1_wipe},
     {"bitsliced128-face-r2", "bitsliced", "r2", 1,
      AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3,
-     7168, aesgen_bitsliced128_face_r2_init, aesgen_bitsliced128_face_r2_set_iv, aesgen_bitsliced128_face_r2_xor_stream, aesgen_bitsliced128_face_r2_wipe},
+     7232, aesgen_bitsliced128_face_r2_init, aesgen_bitsliced128_face_r2_set_iv, aesgen_bitsliced128_face_r2_xor_stream, aesgen_bitsliced128_face_r2_wipe},
 };
 
 const size_t aesgen_kernel_count = sizeof(aesgen_kernels) / sizeof(aesgen_kernels[0]);

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: SSE2, SSSE3
- *   Context: 4096 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
+ *   Context: 7232 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_bitsliced128_face_r1_init   requires SSE2, SSSE3
@@ -37,7 +37,7 @@ aesgen_bitsliced128_face_r1_init:
 .Laesgen_bitsliced128_face_r1_init_accepted:
 	pxor	%xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$64, %r8
+	movq	$113, %r8
 .Laesgen_bitsliced128_face_r1_init_zero:
 	movdqu	%xmm0, (%rax)
 	movdqu	%xmm0, 16(%rax)
@@ -115,55 +115,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -171,63 +171,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -332,55 +332,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -388,63 +388,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -549,55 +549,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -605,63 +605,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -766,55 +766,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -822,63 +822,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -983,55 +983,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -1039,63 +1039,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -1200,55 +1200,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -1256,63 +1256,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -1417,55 +1417,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -1473,63 +1473,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -1634,55 +1634,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -1690,63 +1690,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -1851,55 +1851,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -1907,63 +1907,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -2068,55 +2068,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -2124,63 +2124,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -2272,17 +2272,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1536(%rdi)
+	movdqa	%xmm3, 4608(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1552(%rdi)
-	movdqa	%xmm5, 1568(%rdi)
-	movdqa	%xmm6, 1584(%rdi)
-	movdqa	%xmm7, 1600(%rdi)
+	movdqa	%xmm4, 4624(%rdi)
+	movdqa	%xmm5, 4640(%rdi)
+	movdqa	%xmm6, 4656(%rdi)
+	movdqa	%xmm7, 4672(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 1616(%rdi)
+	movdqa	%xmm8, 4688(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 1632(%rdi)
-	movdqa	%xmm1, 1648(%rdi)
+	movdqa	%xmm9, 4704(%rdi)
+	movdqa	%xmm1, 4720(%rdi)
 	movdqa	32(%rdi), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -2323,17 +2323,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1664(%rdi)
+	movdqa	%xmm3, 4736(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1680(%rdi)
-	movdqa	%xmm5, 1696(%rdi)
-	movdqa	%xmm6, 1712(%rdi)
-	movdqa	%xmm7, 1728(%rdi)
+	movdqa	%xmm4, 4752(%rdi)
+	movdqa	%xmm5, 4768(%rdi)
+	movdqa	%xmm6, 4784(%rdi)
+	movdqa	%xmm7, 4800(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 1744(%rdi)
+	movdqa	%xmm8, 4816(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 1760(%rdi)
-	movdqa	%xmm1, 1776(%rdi)
+	movdqa	%xmm9, 4832(%rdi)
+	movdqa	%xmm1, 4848(%rdi)
 	movdqa	48(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -2375,17 +2375,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1792(%rdi)
+	movdqa	%xmm3, 4864(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1808(%rdi)
-	movdqa	%xmm5, 1824(%rdi)
-	movdqa	%xmm6, 1840(%rdi)
-	movdqa	%xmm7, 1856(%rdi)
+	movdqa	%xmm4, 4880(%rdi)
+	movdqa	%xmm5, 4896(%rdi)
+	movdqa	%xmm6, 4912(%rdi)
+	movdqa	%xmm7, 4928(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 1872(%rdi)
+	movdqa	%xmm8, 4944(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 1888(%rdi)
-	movdqa	%xmm1, 1904(%rdi)
+	movdqa	%xmm9, 4960(%rdi)
+	movdqa	%xmm1, 4976(%rdi)
 	movdqa	64(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -2427,17 +2427,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1920(%rdi)
+	movdqa	%xmm3, 4992(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1936(%rdi)
-	movdqa	%xmm5, 1952(%rdi)
-	movdqa	%xmm6, 1968(%rdi)
-	movdqa	%xmm7, 1984(%rdi)
+	movdqa	%xmm4, 5008(%rdi)
+	movdqa	%xmm5, 5024(%rdi)
+	movdqa	%xmm6, 5040(%rdi)
+	movdqa	%xmm7, 5056(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2000(%rdi)
+	movdqa	%xmm8, 5072(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2016(%rdi)
-	movdqa	%xmm1, 2032(%rdi)
+	movdqa	%xmm9, 5088(%rdi)
+	movdqa	%xmm1, 5104(%rdi)
 	movdqa	80(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -2479,17 +2479,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2048(%rdi)
+	movdqa	%xmm3, 5120(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2064(%rdi)
-	movdqa	%xmm5, 2080(%rdi)
-	movdqa	%xmm6, 2096(%rdi)
-	movdqa	%xmm7, 2112(%rdi)
+	movdqa	%xmm4, 5136(%rdi)
+	movdqa	%xmm5, 5152(%rdi)
+	movdqa	%xmm6, 5168(%rdi)
+	movdqa	%xmm7, 5184(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2128(%rdi)
+	movdqa	%xmm8, 5200(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2144(%rdi)
-	movdqa	%xmm1, 2160(%rdi)
+	movdqa	%xmm9, 5216(%rdi)
+	movdqa	%xmm1, 5232(%rdi)
 	movdqa	96(%rdi), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -2530,17 +2530,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2176(%rdi)
+	movdqa	%xmm3, 5248(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2192(%rdi)
-	movdqa	%xmm5, 2208(%rdi)
-	movdqa	%xmm6, 2224(%rdi)
-	movdqa	%xmm7, 2240(%rdi)
+	movdqa	%xmm4, 5264(%rdi)
+	movdqa	%xmm5, 5280(%rdi)
+	movdqa	%xmm6, 5296(%rdi)
+	movdqa	%xmm7, 5312(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2256(%rdi)
+	movdqa	%xmm8, 5328(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2272(%rdi)
-	movdqa	%xmm1, 2288(%rdi)
+	movdqa	%xmm9, 5344(%rdi)
+	movdqa	%xmm1, 5360(%rdi)
 	movdqa	112(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -2582,17 +2582,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2304(%rdi)
+	movdqa	%xmm3, 5376(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2320(%rdi)
-	movdqa	%xmm5, 2336(%rdi)
-	movdqa	%xmm6, 2352(%rdi)
-	movdqa	%xmm7, 2368(%rdi)
+	movdqa	%xmm4, 5392(%rdi)
+	movdqa	%xmm5, 5408(%rdi)
+	movdqa	%xmm6, 5424(%rdi)
+	movdqa	%xmm7, 5440(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2384(%rdi)
+	movdqa	%xmm8, 5456(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2400(%rdi)
-	movdqa	%xmm1, 2416(%rdi)
+	movdqa	%xmm9, 5472(%rdi)
+	movdqa	%xmm1, 5488(%rdi)
 	movdqa	128(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -2634,17 +2634,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2432(%rdi)
+	movdqa	%xmm3, 5504(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2448(%rdi)
-	movdqa	%xmm5, 2464(%rdi)
-	movdqa	%xmm6, 2480(%rdi)
-	movdqa	%xmm7, 2496(%rdi)
+	movdqa	%xmm4, 5520(%rdi)
+	movdqa	%xmm5, 5536(%rdi)
+	movdqa	%xmm6, 5552(%rdi)
+	movdqa	%xmm7, 5568(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2512(%rdi)
+	movdqa	%xmm8, 5584(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2528(%rdi)
-	movdqa	%xmm1, 2544(%rdi)
+	movdqa	%xmm9, 5600(%rdi)
+	movdqa	%xmm1, 5616(%rdi)
 	movdqa	144(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -2686,17 +2686,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2560(%rdi)
+	movdqa	%xmm3, 5632(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2576(%rdi)
-	movdqa	%xmm5, 2592(%rdi)
-	movdqa	%xmm6, 2608(%rdi)
-	movdqa	%xmm7, 2624(%rdi)
+	movdqa	%xmm4, 5648(%rdi)
+	movdqa	%xmm5, 5664(%rdi)
+	movdqa	%xmm6, 5680(%rdi)
+	movdqa	%xmm7, 5696(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2640(%rdi)
+	movdqa	%xmm8, 5712(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2656(%rdi)
-	movdqa	%xmm1, 2672(%rdi)
+	movdqa	%xmm9, 5728(%rdi)
+	movdqa	%xmm1, 5744(%rdi)
 	movdqa	160(%rdi), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -2737,17 +2737,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2688(%rdi)
+	movdqa	%xmm3, 5760(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2704(%rdi)
-	movdqa	%xmm5, 2720(%rdi)
-	movdqa	%xmm6, 2736(%rdi)
-	movdqa	%xmm7, 2752(%rdi)
+	movdqa	%xmm4, 5776(%rdi)
+	movdqa	%xmm5, 5792(%rdi)
+	movdqa	%xmm6, 5808(%rdi)
+	movdqa	%xmm7, 5824(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2768(%rdi)
+	movdqa	%xmm8, 5840(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2784(%rdi)
-	movdqa	%xmm1, 2800(%rdi)
+	movdqa	%xmm9, 5856(%rdi)
+	movdqa	%xmm1, 5872(%rdi)
 	movl	$128, 240(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r1_init_common
 .Laesgen_bitsliced128_face_r1_init_key192:
@@ -2817,55 +2817,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -2873,63 +2873,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -3040,55 +3040,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -3096,63 +3096,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -3263,55 +3263,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -3319,63 +3319,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -3486,55 +3486,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -3542,63 +3542,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -3709,55 +3709,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -3765,63 +3765,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -3932,55 +3932,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -3988,63 +3988,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -4155,55 +4155,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -4211,63 +4211,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -4378,55 +4378,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -4434,63 +4434,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -4582,17 +4582,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1536(%rdi)
+	movdqa	%xmm3, 4608(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1552(%rdi)
-	movdqa	%xmm5, 1568(%rdi)
-	movdqa	%xmm6, 1584(%rdi)
-	movdqa	%xmm7, 1600(%rdi)
+	movdqa	%xmm4, 4624(%rdi)
+	movdqa	%xmm5, 4640(%rdi)
+	movdqa	%xmm6, 4656(%rdi)
+	movdqa	%xmm7, 4672(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 1616(%rdi)
+	movdqa	%xmm8, 4688(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 1632(%rdi)
-	movdqa	%xmm1, 1648(%rdi)
+	movdqa	%xmm9, 4704(%rdi)
+	movdqa	%xmm1, 4720(%rdi)
 	movdqa	32(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -4634,17 +4634,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1664(%rdi)
+	movdqa	%xmm3, 4736(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1680(%rdi)
-	movdqa	%xmm5, 1696(%rdi)
-	movdqa	%xmm6, 1712(%rdi)
-	movdqa	%xmm7, 1728(%rdi)
+	movdqa	%xmm4, 4752(%rdi)
+	movdqa	%xmm5, 4768(%rdi)
+	movdqa	%xmm6, 4784(%rdi)
+	movdqa	%xmm7, 4800(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 1744(%rdi)
+	movdqa	%xmm8, 4816(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 1760(%rdi)
-	movdqa	%xmm1, 1776(%rdi)
+	movdqa	%xmm9, 4832(%rdi)
+	movdqa	%xmm1, 4848(%rdi)
 	movdqa	48(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -4686,17 +4686,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1792(%rdi)
+	movdqa	%xmm3, 4864(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1808(%rdi)
-	movdqa	%xmm5, 1824(%rdi)
-	movdqa	%xmm6, 1840(%rdi)
-	movdqa	%xmm7, 1856(%rdi)
+	movdqa	%xmm4, 4880(%rdi)
+	movdqa	%xmm5, 4896(%rdi)
+	movdqa	%xmm6, 4912(%rdi)
+	movdqa	%xmm7, 4928(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 1872(%rdi)
+	movdqa	%xmm8, 4944(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 1888(%rdi)
-	movdqa	%xmm1, 1904(%rdi)
+	movdqa	%xmm9, 4960(%rdi)
+	movdqa	%xmm1, 4976(%rdi)
 	movdqa	64(%rdi), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -4737,17 +4737,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1920(%rdi)
+	movdqa	%xmm3, 4992(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1936(%rdi)
-	movdqa	%xmm5, 1952(%rdi)
-	movdqa	%xmm6, 1968(%rdi)
-	movdqa	%xmm7, 1984(%rdi)
+	movdqa	%xmm4, 5008(%rdi)
+	movdqa	%xmm5, 5024(%rdi)
+	movdqa	%xmm6, 5040(%rdi)
+	movdqa	%xmm7, 5056(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2000(%rdi)
+	movdqa	%xmm8, 5072(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2016(%rdi)
-	movdqa	%xmm1, 2032(%rdi)
+	movdqa	%xmm9, 5088(%rdi)
+	movdqa	%xmm1, 5104(%rdi)
 	movdqa	80(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -4789,17 +4789,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2048(%rdi)
+	movdqa	%xmm3, 5120(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2064(%rdi)
-	movdqa	%xmm5, 2080(%rdi)
-	movdqa	%xmm6, 2096(%rdi)
-	movdqa	%xmm7, 2112(%rdi)
+	movdqa	%xmm4, 5136(%rdi)
+	movdqa	%xmm5, 5152(%rdi)
+	movdqa	%xmm6, 5168(%rdi)
+	movdqa	%xmm7, 5184(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2128(%rdi)
+	movdqa	%xmm8, 5200(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2144(%rdi)
-	movdqa	%xmm1, 2160(%rdi)
+	movdqa	%xmm9, 5216(%rdi)
+	movdqa	%xmm1, 5232(%rdi)
 	movdqa	96(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -4841,17 +4841,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2176(%rdi)
+	movdqa	%xmm3, 5248(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2192(%rdi)
-	movdqa	%xmm5, 2208(%rdi)
-	movdqa	%xmm6, 2224(%rdi)
-	movdqa	%xmm7, 2240(%rdi)
+	movdqa	%xmm4, 5264(%rdi)
+	movdqa	%xmm5, 5280(%rdi)
+	movdqa	%xmm6, 5296(%rdi)
+	movdqa	%xmm7, 5312(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2256(%rdi)
+	movdqa	%xmm8, 5328(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2272(%rdi)
-	movdqa	%xmm1, 2288(%rdi)
+	movdqa	%xmm9, 5344(%rdi)
+	movdqa	%xmm1, 5360(%rdi)
 	movdqa	112(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -4893,17 +4893,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2304(%rdi)
+	movdqa	%xmm3, 5376(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2320(%rdi)
-	movdqa	%xmm5, 2336(%rdi)
-	movdqa	%xmm6, 2352(%rdi)
-	movdqa	%xmm7, 2368(%rdi)
+	movdqa	%xmm4, 5392(%rdi)
+	movdqa	%xmm5, 5408(%rdi)
+	movdqa	%xmm6, 5424(%rdi)
+	movdqa	%xmm7, 5440(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2384(%rdi)
+	movdqa	%xmm8, 5456(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2400(%rdi)
-	movdqa	%xmm1, 2416(%rdi)
+	movdqa	%xmm9, 5472(%rdi)
+	movdqa	%xmm1, 5488(%rdi)
 	movdqa	128(%rdi), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -4944,17 +4944,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2432(%rdi)
+	movdqa	%xmm3, 5504(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2448(%rdi)
-	movdqa	%xmm5, 2464(%rdi)
-	movdqa	%xmm6, 2480(%rdi)
-	movdqa	%xmm7, 2496(%rdi)
+	movdqa	%xmm4, 5520(%rdi)
+	movdqa	%xmm5, 5536(%rdi)
+	movdqa	%xmm6, 5552(%rdi)
+	movdqa	%xmm7, 5568(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2512(%rdi)
+	movdqa	%xmm8, 5584(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2528(%rdi)
-	movdqa	%xmm1, 2544(%rdi)
+	movdqa	%xmm9, 5600(%rdi)
+	movdqa	%xmm1, 5616(%rdi)
 	movdqa	144(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -4996,17 +4996,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2560(%rdi)
+	movdqa	%xmm3, 5632(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2576(%rdi)
-	movdqa	%xmm5, 2592(%rdi)
-	movdqa	%xmm6, 2608(%rdi)
-	movdqa	%xmm7, 2624(%rdi)
+	movdqa	%xmm4, 5648(%rdi)
+	movdqa	%xmm5, 5664(%rdi)
+	movdqa	%xmm6, 5680(%rdi)
+	movdqa	%xmm7, 5696(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2640(%rdi)
+	movdqa	%xmm8, 5712(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2656(%rdi)
-	movdqa	%xmm1, 2672(%rdi)
+	movdqa	%xmm9, 5728(%rdi)
+	movdqa	%xmm1, 5744(%rdi)
 	movdqa	160(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -5048,17 +5048,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2688(%rdi)
+	movdqa	%xmm3, 5760(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2704(%rdi)
-	movdqa	%xmm5, 2720(%rdi)
-	movdqa	%xmm6, 2736(%rdi)
-	movdqa	%xmm7, 2752(%rdi)
+	movdqa	%xmm4, 5776(%rdi)
+	movdqa	%xmm5, 5792(%rdi)
+	movdqa	%xmm6, 5808(%rdi)
+	movdqa	%xmm7, 5824(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2768(%rdi)
+	movdqa	%xmm8, 5840(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2784(%rdi)
-	movdqa	%xmm1, 2800(%rdi)
+	movdqa	%xmm9, 5856(%rdi)
+	movdqa	%xmm1, 5872(%rdi)
 	movdqa	176(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -5100,17 +5100,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2816(%rdi)
+	movdqa	%xmm3, 5888(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2832(%rdi)
-	movdqa	%xmm5, 2848(%rdi)
-	movdqa	%xmm6, 2864(%rdi)
-	movdqa	%xmm7, 2880(%rdi)
+	movdqa	%xmm4, 5904(%rdi)
+	movdqa	%xmm5, 5920(%rdi)
+	movdqa	%xmm6, 5936(%rdi)
+	movdqa	%xmm7, 5952(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2896(%rdi)
+	movdqa	%xmm8, 5968(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2912(%rdi)
-	movdqa	%xmm1, 2928(%rdi)
+	movdqa	%xmm9, 5984(%rdi)
+	movdqa	%xmm1, 6000(%rdi)
 	movdqa	192(%rdi), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -5151,17 +5151,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2944(%rdi)
+	movdqa	%xmm3, 6016(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2960(%rdi)
-	movdqa	%xmm5, 2976(%rdi)
-	movdqa	%xmm6, 2992(%rdi)
-	movdqa	%xmm7, 3008(%rdi)
+	movdqa	%xmm4, 6032(%rdi)
+	movdqa	%xmm5, 6048(%rdi)
+	movdqa	%xmm6, 6064(%rdi)
+	movdqa	%xmm7, 6080(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 3024(%rdi)
+	movdqa	%xmm8, 6096(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 3040(%rdi)
-	movdqa	%xmm1, 3056(%rdi)
+	movdqa	%xmm9, 6112(%rdi)
+	movdqa	%xmm1, 6128(%rdi)
 	movl	$192, 240(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r1_init_common
 .Laesgen_bitsliced128_face_r1_init_key256:
@@ -5235,55 +5235,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -5291,63 +5291,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -5451,55 +5451,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -5507,63 +5507,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -5667,55 +5667,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -5723,63 +5723,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -5883,55 +5883,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -5939,63 +5939,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -6099,55 +6099,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -6155,63 +6155,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -6315,55 +6315,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -6371,63 +6371,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -6531,55 +6531,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -6587,63 +6587,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -6747,55 +6747,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -6803,63 +6803,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -6963,55 +6963,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -7019,63 +7019,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -7179,55 +7179,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -7235,63 +7235,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -7395,55 +7395,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -7451,63 +7451,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -7611,55 +7611,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -7667,63 +7667,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -7827,55 +7827,55 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm6, %xmm9
 	pxor	%xmm5, %xmm6
 	pxor	%xmm1, %xmm5
-	movdqu	%xmm6, 3328(%rdi)
+	movdqu	%xmm6, 6400(%rdi)
 	pxor	%xmm8, %xmm6
-	movdqu	%xmm5, 3344(%rdi)
+	movdqu	%xmm5, 6416(%rdi)
 	pand	%xmm6, %xmm5
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm2, %xmm9
 	movdqa	%xmm6, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm3, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm3, 6448(%rdi)
 	pxor	%xmm9, %xmm3
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm6, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm2, %xmm9
 	pxor	%xmm9, %xmm5
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm7
 	pxor	%xmm8, %xmm4
-	movdqu	%xmm4, 3424(%rdi)
-	pxor	3344(%rdi), %xmm4
-	movdqu	%xmm4, 3440(%rdi)
+	movdqu	%xmm4, 6496(%rdi)
+	pxor	6416(%rdi), %xmm4
+	movdqu	%xmm4, 6512(%rdi)
 	pand	%xmm14, %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm15, %xmm4
-	pxor	3360(%rdi), %xmm4
-	movdqu	%xmm7, 3360(%rdi)
-	pand	3376(%rdi), %xmm7
+	pxor	6432(%rdi), %xmm4
+	movdqu	%xmm7, 6432(%rdi)
+	pand	6448(%rdi), %xmm7
 	pxor	%xmm13, %xmm7
 	pxor	%xmm5, %xmm7
 	pxor	%xmm12, %xmm7
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm10, %xmm9
-	movdqu	%xmm7, 3472(%rdi)
+	movdqu	%xmm7, 6544(%rdi)
 	pxor	%xmm4, %xmm7
 	movdqa	%xmm8, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm8, %xmm13
 	pxor	%xmm1, %xmm13
-	pxor	3456(%rdi), %xmm1
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm1
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm3, %xmm13
 	pxor	%xmm9, %xmm13
 	pxor	%xmm5, %xmm13
@@ -7883,63 +7883,63 @@ aesgen_bitsliced128_face_r1_init:
 	pxor	%xmm1, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm1
-	pxor	3456(%rdi), %xmm1
+	pxor	6528(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm4
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm4, %xmm1
-	pxor	3504(%rdi), %xmm1
-	pxor	3472(%rdi), %xmm4
+	pxor	6576(%rdi), %xmm1
+	pxor	6544(%rdi), %xmm4
 	pand	%xmm13, %xmm4
-	pxor	3504(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm5
+	pxor	6576(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm5
 	pand	%xmm4, %xmm5
 	pxor	%xmm4, %xmm12
-	movdqu	%xmm4, 3360(%rdi)
+	movdqu	%xmm4, 6432(%rdi)
 	pxor	%xmm1, %xmm4
-	pand	3504(%rdi), %xmm4
+	pand	6576(%rdi), %xmm4
 	pxor	%xmm4, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm1, %xmm4
 	pand	%xmm7, %xmm1
-	pxor	3472(%rdi), %xmm1
-	movdqu	3440(%rdi), %xmm9
+	pxor	6544(%rdi), %xmm1
+	movdqu	6512(%rdi), %xmm9
 	pand	%xmm12, %xmm9
 	pand	%xmm1, %xmm3
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm1, %xmm13
 	pand	%xmm1, %xmm4
 	pxor	%xmm4, %xmm7
 	pand	%xmm7, %xmm8
-	movdqu	3424(%rdi), %xmm4
+	movdqu	6496(%rdi), %xmm4
 	pand	%xmm7, %xmm4
 	movdqa	%xmm1, %xmm15
 	pxor	%xmm7, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm7
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm3
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm12, %xmm8
 	pxor	%xmm12, %xmm14
 	pxor	%xmm8, %xmm3
 	pand	%xmm7, %xmm6
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm1, %xmm12
 	pxor	%xmm10, %xmm8
 	pxor	%xmm8, %xmm6
 	pand	%xmm1, %xmm2
 	pxor	%xmm7, %xmm1
-	pand	3344(%rdi), %xmm7
+	pand	6416(%rdi), %xmm7
 	pand	%xmm1, %xmm0
-	pand	3392(%rdi), %xmm1
+	pand	6464(%rdi), %xmm1
 	pxor	%xmm2, %xmm0
 	pxor	%xmm15, %xmm1
 	pxor	%xmm14, %xmm15
@@ -8031,17 +8031,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1536(%rdi)
+	movdqa	%xmm3, 4608(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1552(%rdi)
-	movdqa	%xmm5, 1568(%rdi)
-	movdqa	%xmm6, 1584(%rdi)
-	movdqa	%xmm7, 1600(%rdi)
+	movdqa	%xmm4, 4624(%rdi)
+	movdqa	%xmm5, 4640(%rdi)
+	movdqa	%xmm6, 4656(%rdi)
+	movdqa	%xmm7, 4672(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 1616(%rdi)
+	movdqa	%xmm8, 4688(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 1632(%rdi)
-	movdqa	%xmm1, 1648(%rdi)
+	movdqa	%xmm9, 4704(%rdi)
+	movdqa	%xmm1, 4720(%rdi)
 	movdqa	32(%rdi), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -8082,17 +8082,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1664(%rdi)
+	movdqa	%xmm3, 4736(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1680(%rdi)
-	movdqa	%xmm5, 1696(%rdi)
-	movdqa	%xmm6, 1712(%rdi)
-	movdqa	%xmm7, 1728(%rdi)
+	movdqa	%xmm4, 4752(%rdi)
+	movdqa	%xmm5, 4768(%rdi)
+	movdqa	%xmm6, 4784(%rdi)
+	movdqa	%xmm7, 4800(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 1744(%rdi)
+	movdqa	%xmm8, 4816(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 1760(%rdi)
-	movdqa	%xmm1, 1776(%rdi)
+	movdqa	%xmm9, 4832(%rdi)
+	movdqa	%xmm1, 4848(%rdi)
 	movdqa	48(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -8134,17 +8134,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1792(%rdi)
+	movdqa	%xmm3, 4864(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1808(%rdi)
-	movdqa	%xmm5, 1824(%rdi)
-	movdqa	%xmm6, 1840(%rdi)
-	movdqa	%xmm7, 1856(%rdi)
+	movdqa	%xmm4, 4880(%rdi)
+	movdqa	%xmm5, 4896(%rdi)
+	movdqa	%xmm6, 4912(%rdi)
+	movdqa	%xmm7, 4928(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 1872(%rdi)
+	movdqa	%xmm8, 4944(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 1888(%rdi)
-	movdqa	%xmm1, 1904(%rdi)
+	movdqa	%xmm9, 4960(%rdi)
+	movdqa	%xmm1, 4976(%rdi)
 	movdqa	64(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -8186,17 +8186,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 1920(%rdi)
+	movdqa	%xmm3, 4992(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 1936(%rdi)
-	movdqa	%xmm5, 1952(%rdi)
-	movdqa	%xmm6, 1968(%rdi)
-	movdqa	%xmm7, 1984(%rdi)
+	movdqa	%xmm4, 5008(%rdi)
+	movdqa	%xmm5, 5024(%rdi)
+	movdqa	%xmm6, 5040(%rdi)
+	movdqa	%xmm7, 5056(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2000(%rdi)
+	movdqa	%xmm8, 5072(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2016(%rdi)
-	movdqa	%xmm1, 2032(%rdi)
+	movdqa	%xmm9, 5088(%rdi)
+	movdqa	%xmm1, 5104(%rdi)
 	movdqa	80(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -8238,17 +8238,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2048(%rdi)
+	movdqa	%xmm3, 5120(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2064(%rdi)
-	movdqa	%xmm5, 2080(%rdi)
-	movdqa	%xmm6, 2096(%rdi)
-	movdqa	%xmm7, 2112(%rdi)
+	movdqa	%xmm4, 5136(%rdi)
+	movdqa	%xmm5, 5152(%rdi)
+	movdqa	%xmm6, 5168(%rdi)
+	movdqa	%xmm7, 5184(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2128(%rdi)
+	movdqa	%xmm8, 5200(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2144(%rdi)
-	movdqa	%xmm1, 2160(%rdi)
+	movdqa	%xmm9, 5216(%rdi)
+	movdqa	%xmm1, 5232(%rdi)
 	movdqa	96(%rdi), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -8289,17 +8289,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2176(%rdi)
+	movdqa	%xmm3, 5248(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2192(%rdi)
-	movdqa	%xmm5, 2208(%rdi)
-	movdqa	%xmm6, 2224(%rdi)
-	movdqa	%xmm7, 2240(%rdi)
+	movdqa	%xmm4, 5264(%rdi)
+	movdqa	%xmm5, 5280(%rdi)
+	movdqa	%xmm6, 5296(%rdi)
+	movdqa	%xmm7, 5312(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2256(%rdi)
+	movdqa	%xmm8, 5328(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2272(%rdi)
-	movdqa	%xmm1, 2288(%rdi)
+	movdqa	%xmm9, 5344(%rdi)
+	movdqa	%xmm1, 5360(%rdi)
 	movdqa	112(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -8341,17 +8341,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2304(%rdi)
+	movdqa	%xmm3, 5376(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2320(%rdi)
-	movdqa	%xmm5, 2336(%rdi)
-	movdqa	%xmm6, 2352(%rdi)
-	movdqa	%xmm7, 2368(%rdi)
+	movdqa	%xmm4, 5392(%rdi)
+	movdqa	%xmm5, 5408(%rdi)
+	movdqa	%xmm6, 5424(%rdi)
+	movdqa	%xmm7, 5440(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2384(%rdi)
+	movdqa	%xmm8, 5456(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2400(%rdi)
-	movdqa	%xmm1, 2416(%rdi)
+	movdqa	%xmm9, 5472(%rdi)
+	movdqa	%xmm1, 5488(%rdi)
 	movdqa	128(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -8393,17 +8393,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2432(%rdi)
+	movdqa	%xmm3, 5504(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2448(%rdi)
-	movdqa	%xmm5, 2464(%rdi)
-	movdqa	%xmm6, 2480(%rdi)
-	movdqa	%xmm7, 2496(%rdi)
+	movdqa	%xmm4, 5520(%rdi)
+	movdqa	%xmm5, 5536(%rdi)
+	movdqa	%xmm6, 5552(%rdi)
+	movdqa	%xmm7, 5568(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2512(%rdi)
+	movdqa	%xmm8, 5584(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2528(%rdi)
-	movdqa	%xmm1, 2544(%rdi)
+	movdqa	%xmm9, 5600(%rdi)
+	movdqa	%xmm1, 5616(%rdi)
 	movdqa	144(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -8445,17 +8445,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2560(%rdi)
+	movdqa	%xmm3, 5632(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2576(%rdi)
-	movdqa	%xmm5, 2592(%rdi)
-	movdqa	%xmm6, 2608(%rdi)
-	movdqa	%xmm7, 2624(%rdi)
+	movdqa	%xmm4, 5648(%rdi)
+	movdqa	%xmm5, 5664(%rdi)
+	movdqa	%xmm6, 5680(%rdi)
+	movdqa	%xmm7, 5696(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2640(%rdi)
+	movdqa	%xmm8, 5712(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2656(%rdi)
-	movdqa	%xmm1, 2672(%rdi)
+	movdqa	%xmm9, 5728(%rdi)
+	movdqa	%xmm1, 5744(%rdi)
 	movdqa	160(%rdi), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -8496,17 +8496,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2688(%rdi)
+	movdqa	%xmm3, 5760(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2704(%rdi)
-	movdqa	%xmm5, 2720(%rdi)
-	movdqa	%xmm6, 2736(%rdi)
-	movdqa	%xmm7, 2752(%rdi)
+	movdqa	%xmm4, 5776(%rdi)
+	movdqa	%xmm5, 5792(%rdi)
+	movdqa	%xmm6, 5808(%rdi)
+	movdqa	%xmm7, 5824(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2768(%rdi)
+	movdqa	%xmm8, 5840(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2784(%rdi)
-	movdqa	%xmm1, 2800(%rdi)
+	movdqa	%xmm9, 5856(%rdi)
+	movdqa	%xmm1, 5872(%rdi)
 	movdqa	176(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout1128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -8548,17 +8548,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2816(%rdi)
+	movdqa	%xmm3, 5888(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2832(%rdi)
-	movdqa	%xmm5, 2848(%rdi)
-	movdqa	%xmm6, 2864(%rdi)
-	movdqa	%xmm7, 2880(%rdi)
+	movdqa	%xmm4, 5904(%rdi)
+	movdqa	%xmm5, 5920(%rdi)
+	movdqa	%xmm6, 5936(%rdi)
+	movdqa	%xmm7, 5952(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 2896(%rdi)
+	movdqa	%xmm8, 5968(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 2912(%rdi)
-	movdqa	%xmm1, 2928(%rdi)
+	movdqa	%xmm9, 5984(%rdi)
+	movdqa	%xmm1, 6000(%rdi)
 	movdqa	192(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout2128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -8600,17 +8600,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 2944(%rdi)
+	movdqa	%xmm3, 6016(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 2960(%rdi)
-	movdqa	%xmm5, 2976(%rdi)
-	movdqa	%xmm6, 2992(%rdi)
-	movdqa	%xmm7, 3008(%rdi)
+	movdqa	%xmm4, 6032(%rdi)
+	movdqa	%xmm5, 6048(%rdi)
+	movdqa	%xmm6, 6064(%rdi)
+	movdqa	%xmm7, 6080(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 3024(%rdi)
+	movdqa	%xmm8, 6096(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 3040(%rdi)
-	movdqa	%xmm1, 3056(%rdi)
+	movdqa	%xmm9, 6112(%rdi)
+	movdqa	%xmm1, 6128(%rdi)
 	movdqa	208(%rdi), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_init_bs_layout3128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
@@ -8652,17 +8652,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 3072(%rdi)
+	movdqa	%xmm3, 6144(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 3088(%rdi)
-	movdqa	%xmm5, 3104(%rdi)
-	movdqa	%xmm6, 3120(%rdi)
-	movdqa	%xmm7, 3136(%rdi)
+	movdqa	%xmm4, 6160(%rdi)
+	movdqa	%xmm5, 6176(%rdi)
+	movdqa	%xmm6, 6192(%rdi)
+	movdqa	%xmm7, 6208(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 3152(%rdi)
+	movdqa	%xmm8, 6224(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 3168(%rdi)
-	movdqa	%xmm1, 3184(%rdi)
+	movdqa	%xmm9, 6240(%rdi)
+	movdqa	%xmm1, 6256(%rdi)
 	movdqa	224(%rdi), %xmm0
 	pxor	%xmm1, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -8703,17 +8703,17 @@ aesgen_bitsliced128_face_r1_init:
 	pand	.Laesgen_bitsliced128_face_r1_init_bs_m01128(%rip), %xmm0
 	psubb	%xmm0, %xmm1
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm3
-	movdqa	%xmm3, 3200(%rdi)
+	movdqa	%xmm3, 6272(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm4
-	movdqa	%xmm4, 3216(%rdi)
-	movdqa	%xmm5, 3232(%rdi)
-	movdqa	%xmm6, 3248(%rdi)
-	movdqa	%xmm7, 3264(%rdi)
+	movdqa	%xmm4, 6288(%rdi)
+	movdqa	%xmm5, 6304(%rdi)
+	movdqa	%xmm6, 6320(%rdi)
+	movdqa	%xmm7, 6336(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm8
-	movdqa	%xmm8, 3280(%rdi)
+	movdqa	%xmm8, 6352(%rdi)
 	pxor	.Laesgen_bitsliced128_face_r1_init_ones128(%rip), %xmm9
-	movdqa	%xmm9, 3296(%rdi)
-	movdqa	%xmm1, 3312(%rdi)
+	movdqa	%xmm9, 6368(%rdi)
+	movdqa	%xmm1, 6384(%rdi)
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r1_init_common
 .Laesgen_bitsliced128_face_r1_init_common:
@@ -8817,7 +8817,6 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	pushq	%r12
 	testq	%rcx, %rcx
 	je	.Laesgen_bitsliced128_face_r1_xor_stream_return
 	movq	288(%rdi), %rax
@@ -8863,122 +8862,28 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r1_xor_stream_refresh128
 .Laesgen_bitsliced128_face_r1_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	cmpq	$128, %rcx
-	jb	.Laesgen_bitsliced128_face_r1_xor_stream_single128
-	cmpq	$248, %r9
-	ja	.Laesgen_bitsliced128_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fill8_128
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm8
-	movd	(%r9), %xmm0
-	pxor	%xmm8, %xmm0
-	movd	4(%r9), %xmm1
-	pxor	%xmm8, %xmm1
-	movd	8(%r9), %xmm2
-	pxor	%xmm8, %xmm2
-	movd	12(%r9), %xmm3
-	pxor	%xmm8, %xmm3
-	movd	16(%r9), %xmm4
-	pxor	%xmm8, %xmm4
-	movd	20(%r9), %xmm5
-	pxor	%xmm8, %xmm5
-	movd	24(%r9), %xmm6
-	pxor	%xmm8, %xmm6
-	movd	28(%r9), %xmm7
-	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fill128
+	movq	%r9, %r10
+	andq	$-8, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	movdqu	(%r10), %xmm0
+	pxor	7040(%rdi), %xmm0
+	movdqu	16(%r10), %xmm1
+	pxor	7056(%rdi), %xmm1
+	movdqu	32(%r10), %xmm2
+	pxor	7072(%rdi), %xmm2
+	movdqu	48(%r10), %xmm3
+	pxor	7088(%rdi), %xmm3
+	movdqu	64(%r10), %xmm4
+	pxor	7104(%rdi), %xmm4
+	movdqu	80(%r10), %xmm5
+	pxor	7120(%rdi), %xmm5
+	movdqu	96(%r10), %xmm6
+	pxor	7136(%rdi), %xmm6
+	movdqu	112(%r10), %xmm7
+	pxor	7152(%rdi), %xmm7
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm4, %xmm8
 	pxor	%xmm2, %xmm8
@@ -8992,55 +8897,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm3, %xmm6
 	pxor	%xmm2, %xmm3
 	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
+	movdqu	%xmm3, 6400(%rdi)
 	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
+	movdqu	%xmm2, 6416(%rdi)
 	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
+	movdqu	%xmm6, 6432(%rdi)
 	pxor	%xmm9, %xmm6
 	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm6, %xmm0
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm3, %xmm15
 	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
+	movdqu	%xmm6, 6480(%rdi)
 	pand	%xmm9, %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm15
 	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
+	pxor	6480(%rdi), %xmm6
+	pxor	6448(%rdi), %xmm5
 	pxor	%xmm5, %xmm4
 	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm13, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm4, 6432(%rdi)
+	pand	6448(%rdi), %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm2, %xmm4
 	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
+	movdqu	%xmm6, 6528(%rdi)
 	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
+	movdqu	%xmm4, 6544(%rdi)
 	pxor	%xmm1, %xmm4
 	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm5, %xmm13
 	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm7
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm0, %xmm13
 	pxor	%xmm6, %xmm13
 	pxor	%xmm2, %xmm13
@@ -9048,63 +8953,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm7, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
+	pxor	6528(%rdi), %xmm2
 	pxor	%xmm2, %xmm12
 	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm2
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm6
 	pand	%xmm1, %xmm6
 	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm2, %xmm1
 	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
+	pxor	6544(%rdi), %xmm2
+	movdqu	6512(%rdi), %xmm7
 	pand	%xmm12, %xmm7
 	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm2, %xmm13
 	pand	%xmm2, %xmm1
 	pxor	%xmm1, %xmm4
 	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm4, %xmm1
 	movdqa	%xmm2, %xmm15
 	pxor	%xmm4, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm0
 	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
+	pxor	6432(%rdi), %xmm2
+	movdqu	6432(%rdi), %xmm5
+	pand	6448(%rdi), %xmm5
 	pxor	%xmm12, %xmm5
 	pxor	%xmm12, %xmm14
 	pxor	%xmm5, %xmm0
 	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm2, %xmm12
 	pxor	%xmm10, %xmm5
 	pxor	%xmm5, %xmm3
 	pand	%xmm2, %xmm9
 	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
+	pand	6416(%rdi), %xmm4
 	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
+	pand	6464(%rdi), %xmm2
 	pxor	%xmm9, %xmm8
 	pxor	%xmm15, %xmm2
 	pxor	%xmm14, %xmm15
@@ -9177,17 +9082,17 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm12, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	1664(%rdi), %xmm2
-	pxor	1680(%rdi), %xmm3
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm14
-	leaq	1792(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %r11
-	movq	$7, %r10
+	pxor	4736(%rdi), %xmm2
+	pxor	4752(%rdi), %xmm3
+	pxor	4768(%rdi), %xmm4
+	pxor	4784(%rdi), %xmm5
+	pxor	4800(%rdi), %xmm6
+	pxor	4816(%rdi), %xmm8
+	pxor	4832(%rdi), %xmm9
+	pxor	4848(%rdi), %xmm14
+	leaq	4864(%rdi), %r10
+	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %rbx
+	movq	$7, %r11
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_round:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm0
@@ -9202,55 +9107,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm1, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm2, 6448(%rdi)
 	pxor	%xmm9, %xmm2
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm13
+	pxor	6448(%rdi), %xmm13
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm1, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
+	movdqu	%xmm3, 6496(%rdi)
+	pxor	6416(%rdi), %xmm3
+	movdqu	%xmm3, 6512(%rdi)
 	pand	%xmm13, %xmm3
 	pxor	%xmm12, %xmm3
 	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm3
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm3, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm14
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm2, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -9258,2103 +9163,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm14, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm3
 	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm3
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm3, %xmm9
 	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
+	movdqu	%xmm3, 6432(%rdi)
 	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
+	pand	6576(%rdi), %xmm3
 	pxor	%xmm3, %xmm11
 	pand	%xmm11, %xmm13
 	pxor	%xmm4, %xmm3
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
+	movdqu	6560(%rdi), %xmm14
 	pand	%xmm4, %xmm14
 	pand	%xmm4, %xmm3
 	pxor	%xmm3, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
+	movdqu	6496(%rdi), %xmm3
 	pand	%xmm6, %xmm3
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm2
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm13
 	pxor	%xmm8, %xmm2
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm1
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	movdqa	%xmm7, %xmm0
-	pshufb	(%r11), %xmm0
-	movdqa	%xmm3, %xmm1
-	pshufb	(%r11), %xmm1
-	movdqa	%xmm12, %xmm4
-	pshufb	(%r11), %xmm4
-	movdqa	%xmm2, %xmm5
-	pshufb	(%r11), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
-	movdqa	%xmm14, %xmm8
-	pshufb	(%r11), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	(%r11), %xmm9
-	movdqa	%xmm10, %xmm13
-	pshufb	(%r11), %xmm13
-	pxor	%xmm0, %xmm7
-	pxor	%xmm1, %xmm3
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm14
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm10
-	pxor	%xmm10, %xmm0
-	pxor	%xmm7, %xmm1
-	pxor	%xmm3, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm2, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm14, %xmm9
-	pxor	%xmm11, %xmm13
-	pxor	%xmm10, %xmm1
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	16(%r11), %xmm7
-	pxor	%xmm7, %xmm0
-	pshufb	16(%r11), %xmm3
-	pxor	%xmm3, %xmm1
-	pshufb	16(%r11), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	16(%r11), %xmm2
-	pxor	%xmm2, %xmm5
-	pshufb	16(%r11), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm14
-	pxor	%xmm14, %xmm8
-	pshufb	16(%r11), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	16(%r11), %xmm10
-	pxor	%xmm10, %xmm13
-	pxor	(%r9), %xmm0
-	pxor	16(%r9), %xmm1
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm13
-	movdqa	%xmm0, %xmm2
-	movdqa	%xmm1, %xmm3
-	movdqa	%xmm13, %xmm14
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	2688(%rdi), %xmm7
-	pxor	2704(%rdi), %xmm3
-	pxor	2720(%rdi), %xmm12
-	pxor	2736(%rdi), %xmm2
-	pxor	2752(%rdi), %xmm15
-	pxor	2768(%rdi), %xmm14
-	pxor	2784(%rdi), %xmm11
-	pxor	2800(%rdi), %xmm10
-	movdqa	%xmm7, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm7
-	movdqa	%xmm12, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm2, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm2
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm12
-	movdqa	%xmm15, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm15
-	movdqa	%xmm11, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm10, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm10
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm11
-	movdqa	%xmm7, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm12, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm12
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm7
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm2, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm2
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm15, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm11, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm11
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm15
-	movdqa	%xmm14, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm10, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm10
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm14
-	movdqa	%xmm7, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm15, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm15
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm7
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm12, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm11, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm11
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm12
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm10, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm10
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	(%rdx), %xmm0
-	pxor	%xmm0, %xmm7
-	movdqu	%xmm7, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm3
-	movdqu	%xmm3, 16(%rsi)
-	movdqu	32(%rdx), %xmm0
-	pxor	%xmm0, %xmm12
-	movdqu	%xmm12, 32(%rsi)
-	movdqu	48(%rdx), %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	%xmm2, 48(%rsi)
-	movdqu	64(%rdx), %xmm0
-	pxor	%xmm0, %xmm15
-	movdqu	%xmm15, 64(%rsi)
-	movdqu	80(%rdx), %xmm0
-	pxor	%xmm0, %xmm14
-	movdqu	%xmm14, 80(%rsi)
-	movdqu	96(%rdx), %xmm0
-	pxor	%xmm0, %xmm11
-	movdqu	%xmm11, 96(%rsi)
-	movdqu	112(%rdx), %xmm0
-	pxor	%xmm0, %xmm10
-	movdqu	%xmm10, 112(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top128
-.Laesgen_bitsliced128_face_r1_xor_stream_fill8_128:
-	leaq	384(%rdi,%r9,4), %r9
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	1536(%rdi), %xmm2
-	pxor	1552(%rdi), %xmm3
-	pxor	1568(%rdi), %xmm4
-	pxor	1584(%rdi), %xmm5
-	pxor	1600(%rdi), %xmm6
-	pxor	1616(%rdi), %xmm8
-	pxor	1632(%rdi), %xmm9
-	pxor	1648(%rdi), %xmm14
-	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm14
-	movdqa	352(%rdi), %xmm0
-	movdqa	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, (%r9)
-	movdqa	%xmm3, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 4(%r9)
-	movdqa	%xmm4, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 8(%r9)
-	movdqa	%xmm5, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 12(%r9)
-	movdqa	%xmm6, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 16(%r9)
-	movdqa	%xmm8, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 20(%r9)
-	movdqa	%xmm9, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 24(%r9)
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 28(%r9)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm14
-	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm0
-	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm1
-	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
-	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
-	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
-	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm13
-	pxor	%xmm0, %xmm7
-	pxor	%xmm1, %xmm3
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm14
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm10
-	pxor	%xmm10, %xmm0
-	pxor	%xmm7, %xmm1
-	pxor	%xmm3, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm2, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm14, %xmm9
-	pxor	%xmm11, %xmm13
-	pxor	%xmm10, %xmm1
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
-	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm3
-	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm14
-	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
-	pxor	%xmm10, %xmm13
-	pxor	1664(%rdi), %xmm0
-	pxor	1680(%rdi), %xmm1
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm13
-	leaq	1792(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %r11
-	movq	$7, %r10
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_2:
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm7, %xmm2
-	pshufb	(%r11), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	(%r11), %xmm3
-	movdqa	%xmm12, %xmm4
-	pshufb	(%r11), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	(%r11), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	(%r11), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	(%r11), %xmm9
-	movdqa	%xmm10, %xmm14
-	pshufb	(%r11), %xmm14
-	pxor	%xmm2, %xmm7
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm7, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm11, %xmm14
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	16(%r11), %xmm7
-	pxor	%xmm7, %xmm2
-	pshufb	16(%r11), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	16(%r11), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	16(%r11), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	16(%r11), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	16(%r11), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	16(%r11), %xmm10
-	pxor	%xmm10, %xmm14
-	pxor	(%r9), %xmm2
-	pxor	16(%r9), %xmm3
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm14
-	movdqa	%xmm2, %xmm0
-	movdqa	%xmm3, %xmm1
-	movdqa	%xmm14, %xmm13
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_2
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	2688(%rdi), %xmm7
-	pxor	2704(%rdi), %xmm1
-	pxor	2720(%rdi), %xmm12
-	pxor	2736(%rdi), %xmm0
-	pxor	2752(%rdi), %xmm15
-	pxor	2768(%rdi), %xmm13
-	pxor	2784(%rdi), %xmm11
-	pxor	2800(%rdi), %xmm10
-	movdqa	%xmm7, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm12, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm15, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm11, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm11
-	movdqa	%xmm7, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm15, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm13, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm13
-	movdqa	%xmm7, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm15, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm15
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm12, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced128_face_r1_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_bitsliced128_face_r1_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
-	movdqu	(%rdx), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, (%rsi)
-	movdqu	16(%rdx), %xmm2
-	pxor	%xmm2, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	movdqu	32(%rdx), %xmm1
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm12, 32(%rsi)
-	movdqu	48(%rdx), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, 48(%rsi)
-	movdqu	64(%rdx), %xmm0
-	pxor	%xmm0, %xmm15
-	movdqu	%xmm15, 64(%rsi)
-	movdqu	80(%rdx), %xmm0
-	pxor	%xmm0, %xmm13
-	movdqu	%xmm13, 80(%rsi)
-	movdqu	96(%rdx), %xmm0
-	pxor	%xmm0, %xmm11
-	movdqu	%xmm11, 96(%rsi)
-	movdqu	112(%rdx), %xmm0
-	pxor	%xmm0, %xmm10
-	movdqu	%xmm10, 112(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top128
-.Laesgen_bitsliced128_face_r1_xor_stream_single128:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill128
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm8
-	movd	(%r10), %xmm0
-	pxor	%xmm8, %xmm0
-	movd	4(%r10), %xmm1
-	pxor	%xmm8, %xmm1
-	movd	8(%r10), %xmm2
-	pxor	%xmm8, %xmm2
-	movd	12(%r10), %xmm3
-	pxor	%xmm8, %xmm3
-	movd	16(%r10), %xmm4
-	pxor	%xmm8, %xmm4
-	movd	20(%r10), %xmm5
-	pxor	%xmm8, %xmm5
-	movd	24(%r10), %xmm6
-	pxor	%xmm8, %xmm6
-	movd	28(%r10), %xmm7
-	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	1664(%rdi), %xmm2
-	pxor	1680(%rdi), %xmm3
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm14
-	leaq	1792(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %rbx
-	movq	$7, %r11
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_3:
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm1, %xmm0
 	pxor	%xmm15, %xmm4
 	pxor	%xmm13, %xmm15
@@ -11441,7 +9306,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	addq	$128, %r10
 	addq	$32, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_3
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm0
 	pxor	%xmm4, %xmm0
@@ -11455,55 +9320,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm1, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm2, 6448(%rdi)
 	pxor	%xmm9, %xmm2
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm13
+	pxor	6448(%rdi), %xmm13
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm1, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
+	movdqu	%xmm3, 6496(%rdi)
+	pxor	6416(%rdi), %xmm3
+	movdqu	%xmm3, 6512(%rdi)
 	pand	%xmm13, %xmm3
 	pxor	%xmm12, %xmm3
 	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm3
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm3, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm14
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm2, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -11511,63 +9376,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm14, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm3
 	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm3
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm3, %xmm9
 	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
+	movdqu	%xmm3, 6432(%rdi)
 	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
+	pand	6576(%rdi), %xmm3
 	pxor	%xmm3, %xmm11
 	pand	%xmm11, %xmm13
 	pxor	%xmm4, %xmm3
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
+	movdqu	6560(%rdi), %xmm14
 	pand	%xmm4, %xmm14
 	pand	%xmm4, %xmm3
 	pxor	%xmm3, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
+	movdqu	6496(%rdi), %xmm3
 	pand	%xmm6, %xmm3
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm2
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm13
 	pxor	%xmm8, %xmm2
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm1
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm1, %xmm0
 	pxor	%xmm15, %xmm4
 	pxor	%xmm13, %xmm15
@@ -11589,14 +9454,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm10
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
-	pxor	2688(%rdi), %xmm7
-	pxor	2704(%rdi), %xmm3
-	pxor	2720(%rdi), %xmm12
-	pxor	2736(%rdi), %xmm2
-	pxor	2752(%rdi), %xmm15
-	pxor	2768(%rdi), %xmm14
-	pxor	2784(%rdi), %xmm11
-	pxor	2800(%rdi), %xmm10
+	pxor	5760(%rdi), %xmm7
+	pxor	5776(%rdi), %xmm3
+	pxor	5792(%rdi), %xmm12
+	pxor	5808(%rdi), %xmm2
+	pxor	5824(%rdi), %xmm15
+	pxor	5840(%rdi), %xmm14
+	pxor	5856(%rdi), %xmm11
+	pxor	5872(%rdi), %xmm10
 	movdqa	%xmm7, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -11681,86 +9546,75 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm10
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm2
-	movdqu	%xmm7, 3840(%rdi)
-	movdqu	%xmm3, 3856(%rdi)
-	movdqu	%xmm12, 3872(%rdi)
-	movdqu	%xmm2, 3888(%rdi)
-	movdqu	%xmm15, 3904(%rdi)
-	movdqu	%xmm14, 3920(%rdi)
-	movdqu	%xmm11, 3936(%rdi)
-	movdqu	%xmm10, 3952(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r1_xor_stream_tail_n
-	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_n:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced128_face_r1_xor_stream_tail_part
-	movdqu	3840(%rdi,%r9,1), %xmm0
-	movdqu	(%rdx,%r9,1), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_part:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_tail_used
-	movq	%r9, %r11
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte:
-	movzbl	3840(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte
-	movdqu	3840(%rdi,%r9,1), %xmm0
-	movdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_used:
-	shrq	$4, %r9
-	addq	%r9, %rax
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_partial128
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r1_xor_stream_partial128
+	movdqu	(%rdx), %xmm0
+	pxor	%xmm0, %xmm7
+	movdqu	%xmm7, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm12
+	movdqu	%xmm12, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm15
+	movdqu	%xmm15, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm14
+	movdqu	%xmm14, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm11
+	movdqu	%xmm11, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm10
+	movdqu	%xmm10, 112(%rsi)
+	addq	$8, %rax
 	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
 	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top128
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill128:
-	leaq	384(%rdi,%r9,4), %r10
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
+.Laesgen_bitsliced128_face_r1_xor_stream_partial128:
+	movdqu	%xmm7, 6912(%rdi)
+	movdqu	%xmm3, 6928(%rdi)
+	movdqu	%xmm12, 6944(%rdi)
+	movdqu	%xmm2, 6960(%rdi)
+	movdqu	%xmm15, 6976(%rdi)
+	movdqu	%xmm14, 6992(%rdi)
+	movdqu	%xmm11, 7008(%rdi)
+	movdqu	%xmm10, 7024(%rdi)
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume128
+.Laesgen_bitsliced128_face_r1_xor_stream_fill128:
+	movq	%r9, %r10
+	andq	$-8, %r10
+	movq	%rax, %r11
+	andq	$-8, %r11
+	movq	%r11, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm0, %xmm2
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm0, %xmm3
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm0, %xmm5
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm0, %xmm6
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
+	movdqa	%xmm0, %xmm7
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm1
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm2
@@ -11866,55 +9720,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm3, %xmm6
 	pxor	%xmm2, %xmm3
 	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
+	movdqu	%xmm3, 6400(%rdi)
 	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
+	movdqu	%xmm2, 6416(%rdi)
 	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
+	movdqu	%xmm6, 6432(%rdi)
 	pxor	%xmm9, %xmm6
 	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm6, %xmm0
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm3, %xmm15
 	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
+	movdqu	%xmm6, 6480(%rdi)
 	pand	%xmm9, %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm15
 	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
+	pxor	6480(%rdi), %xmm6
+	pxor	6448(%rdi), %xmm5
 	pxor	%xmm5, %xmm4
 	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm13, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm4, 6432(%rdi)
+	pand	6448(%rdi), %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm2, %xmm4
 	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
+	movdqu	%xmm6, 6528(%rdi)
 	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
+	movdqu	%xmm4, 6544(%rdi)
 	pxor	%xmm1, %xmm4
 	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm5, %xmm13
 	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm7
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm0, %xmm13
 	pxor	%xmm6, %xmm13
 	pxor	%xmm2, %xmm13
@@ -11922,63 +9776,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm7, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
+	pxor	6528(%rdi), %xmm2
 	pxor	%xmm2, %xmm12
 	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm2
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm6
 	pand	%xmm1, %xmm6
 	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm2, %xmm1
 	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
+	pxor	6544(%rdi), %xmm2
+	movdqu	6512(%rdi), %xmm7
 	pand	%xmm12, %xmm7
 	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm2, %xmm13
 	pand	%xmm2, %xmm1
 	pxor	%xmm1, %xmm4
 	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm4, %xmm1
 	movdqa	%xmm2, %xmm15
 	pxor	%xmm4, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm0
 	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
+	pxor	6432(%rdi), %xmm2
+	movdqu	6432(%rdi), %xmm5
+	pand	6448(%rdi), %xmm5
 	pxor	%xmm12, %xmm5
 	pxor	%xmm12, %xmm14
 	pxor	%xmm5, %xmm0
 	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm2, %xmm12
 	pxor	%xmm10, %xmm5
 	pxor	%xmm5, %xmm3
 	pand	%xmm2, %xmm9
 	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
+	pand	6416(%rdi), %xmm4
 	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
+	pand	6464(%rdi), %xmm2
 	pxor	%xmm9, %xmm8
 	pxor	%xmm15, %xmm2
 	pxor	%xmm14, %xmm15
@@ -12051,223 +9905,48 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm12, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	1536(%rdi), %xmm2
-	pxor	1552(%rdi), %xmm3
-	pxor	1568(%rdi), %xmm4
-	pxor	1584(%rdi), %xmm5
-	pxor	1600(%rdi), %xmm6
-	pxor	1616(%rdi), %xmm8
-	pxor	1632(%rdi), %xmm9
-	pxor	1648(%rdi), %xmm14
+	pxor	4608(%rdi), %xmm2
+	pxor	4624(%rdi), %xmm3
+	pxor	4640(%rdi), %xmm4
+	pxor	4656(%rdi), %xmm5
+	pxor	4672(%rdi), %xmm6
+	pxor	4688(%rdi), %xmm8
+	pxor	4704(%rdi), %xmm9
+	pxor	4720(%rdi), %xmm14
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
 	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
+	pxor	7040(%rdi), %xmm0
+	movdqu	%xmm0, (%r11)
 	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
+	pxor	7056(%rdi), %xmm0
+	movdqu	%xmm0, 16(%r11)
 	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
+	pxor	7072(%rdi), %xmm0
+	movdqu	%xmm0, 32(%r11)
 	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm14
-	movdqa	352(%rdi), %xmm0
-	movdqa	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 3968(%rdi)
-	movdqa	%xmm3, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 3984(%rdi)
-	movdqa	%xmm4, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4000(%rdi)
-	movdqa	%xmm5, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4016(%rdi)
-	movdqa	%xmm6, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4032(%rdi)
-	movdqa	%xmm8, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4048(%rdi)
-	movdqa	%xmm9, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4064(%rdi)
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4080(%rdi)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm14
-	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
+	pxor	7088(%rdi), %xmm0
+	movdqu	%xmm0, 48(%r11)
 	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
+	pxor	7104(%rdi), %xmm0
+	movdqu	%xmm0, 64(%r11)
 	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
+	pxor	7120(%rdi), %xmm0
+	movdqu	%xmm0, 80(%r11)
+	movdqa	%xmm9, %xmm0
+	pxor	7136(%rdi), %xmm0
+	movdqu	%xmm0, 96(%r11)
+	movdqa	%xmm14, %xmm0
+	pxor	7152(%rdi), %xmm0
+	movdqu	%xmm0, 112(%r11)
+	shrq	$3, %r10
+	movzbl	7168(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_group_counted
+	movb	$1, 7168(%rdi,%r10,1)
+	addq	$8, 336(%rdi)
+.Laesgen_bitsliced128_face_r1_xor_stream_group_counted:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm0
 	pxor	%xmm4, %xmm0
@@ -12281,55 +9960,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm1, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm2, 6448(%rdi)
 	pxor	%xmm9, %xmm2
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm13
+	pxor	6448(%rdi), %xmm13
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm1, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
+	movdqu	%xmm3, 6496(%rdi)
+	pxor	6416(%rdi), %xmm3
+	movdqu	%xmm3, 6512(%rdi)
 	pand	%xmm13, %xmm3
 	pxor	%xmm12, %xmm3
 	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm3
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm3, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm14
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm2, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -12337,63 +10016,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm14, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm3
 	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm3
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm3, %xmm9
 	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
+	movdqu	%xmm3, 6432(%rdi)
 	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
+	pand	6576(%rdi), %xmm3
 	pxor	%xmm3, %xmm11
 	pand	%xmm11, %xmm13
 	pxor	%xmm4, %xmm3
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
+	movdqu	6560(%rdi), %xmm14
 	pand	%xmm4, %xmm14
 	pand	%xmm4, %xmm3
 	pxor	%xmm3, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
+	movdqu	6496(%rdi), %xmm3
 	pand	%xmm6, %xmm3
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm2
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm13
 	pxor	%xmm8, %xmm2
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm1
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm1, %xmm0
 	pxor	%xmm15, %xmm4
 	pxor	%xmm13, %xmm15
@@ -12466,18 +10145,18 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
-	pxor	1664(%rdi), %xmm0
-	pxor	1680(%rdi), %xmm1
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm13
-	leaq	1792(%rdi), %r10
+	pxor	4736(%rdi), %xmm0
+	pxor	4752(%rdi), %xmm1
+	pxor	4768(%rdi), %xmm4
+	pxor	4784(%rdi), %xmm5
+	pxor	4800(%rdi), %xmm6
+	pxor	4816(%rdi), %xmm8
+	pxor	4832(%rdi), %xmm9
+	pxor	4848(%rdi), %xmm13
+	leaq	4864(%rdi), %r10
 	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$7, %r11
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_4:
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_2:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
 	pxor	%xmm4, %xmm2
@@ -12491,55 +10170,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm3, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm9, %xmm0
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm3, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm12, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm1, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm13
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm0, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -12547,63 +10226,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm13, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm1, %xmm9
 	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm11
 	pand	%xmm11, %xmm14
 	pxor	%xmm4, %xmm1
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm4, %xmm13
 	pand	%xmm4, %xmm1
 	pxor	%xmm1, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm6, %xmm1
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm0
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm14
 	pxor	%xmm8, %xmm0
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm3
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm3, %xmm2
 	pxor	%xmm15, %xmm4
 	pxor	%xmm14, %xmm15
@@ -12690,7 +10369,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	addq	$128, %r10
 	addq	$32, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_4
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_2
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
 	pxor	%xmm4, %xmm2
@@ -12704,55 +10383,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm3, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm9, %xmm0
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm3, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm12, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm1, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm13
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm0, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -12760,63 +10439,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm13, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm1, %xmm9
 	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm11
 	pand	%xmm11, %xmm14
 	pxor	%xmm4, %xmm1
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm4, %xmm13
 	pand	%xmm4, %xmm1
 	pxor	%xmm1, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm6, %xmm1
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm0
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm14
 	pxor	%xmm8, %xmm0
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm3
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm3, %xmm2
 	pxor	%xmm15, %xmm4
 	pxor	%xmm14, %xmm15
@@ -12838,14 +10517,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm10
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm0
-	pxor	2688(%rdi), %xmm7
-	pxor	2704(%rdi), %xmm1
-	pxor	2720(%rdi), %xmm12
-	pxor	2736(%rdi), %xmm0
-	pxor	2752(%rdi), %xmm15
-	pxor	2768(%rdi), %xmm13
-	pxor	2784(%rdi), %xmm11
-	pxor	2800(%rdi), %xmm10
+	pxor	5760(%rdi), %xmm7
+	pxor	5776(%rdi), %xmm1
+	pxor	5792(%rdi), %xmm12
+	pxor	5808(%rdi), %xmm0
+	pxor	5824(%rdi), %xmm15
+	pxor	5840(%rdi), %xmm13
+	pxor	5856(%rdi), %xmm11
+	pxor	5872(%rdi), %xmm10
 	movdqa	%xmm7, %xmm2
 	psrlq	$1, %xmm2
 	pxor	%xmm1, %xmm2
@@ -12930,70 +10609,91 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	movdqu	%xmm7, 3840(%rdi)
-	movdqu	%xmm1, 3856(%rdi)
-	movdqu	%xmm12, 3872(%rdi)
-	movdqu	%xmm0, 3888(%rdi)
-	movdqu	%xmm15, 3904(%rdi)
-	movdqu	%xmm13, 3920(%rdi)
-	movdqu	%xmm11, 3936(%rdi)
-	movdqu	%xmm10, 3952(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_partial128_2
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r1_xor_stream_partial128_2
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, (%rsi)
+	movdqu	16(%rdx), %xmm2
+	pxor	%xmm2, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm1
+	pxor	%xmm1, %xmm12
+	movdqu	%xmm12, 32(%rsi)
+	movdqu	48(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm15
+	movdqu	%xmm15, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm13
+	movdqu	%xmm13, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm11
+	movdqu	%xmm11, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm10
+	movdqu	%xmm10, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top128
+.Laesgen_bitsliced128_face_r1_xor_stream_partial128_2:
+	movdqu	%xmm7, 6912(%rdi)
+	movdqu	%xmm1, 6928(%rdi)
+	movdqu	%xmm12, 6944(%rdi)
+	movdqu	%xmm0, 6960(%rdi)
+	movdqu	%xmm15, 6976(%rdi)
+	movdqu	%xmm13, 6992(%rdi)
+	movdqu	%xmm11, 7008(%rdi)
+	movdqu	%xmm10, 7024(%rdi)
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume128
+.Laesgen_bitsliced128_face_r1_xor_stream_consume128:
+	movq	%r9, %rbx
+	andq	$7, %rbx
+	shlq	$4, %rbx
+	leaq	6912(%rdi,%rbx,1), %r9
+	movq	$128, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r1_xor_stream_tail_n_2
+	jae	.Laesgen_bitsliced128_face_r1_xor_stream_consume_n
 	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_n_2:
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_n:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole_2:
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_whole:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced128_face_r1_xor_stream_tail_part_2
-	movdqu	3840(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced128_face_r1_xor_stream_consume_part
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqu	(%rdx,%r11,1), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqu	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole_2
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_part_2:
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume_whole
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_part:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_tail_used_2
+	je	.Laesgen_bitsliced128_face_r1_xor_stream_consume_used
 	movq	%r11, %rbx
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte_2:
-	movzbl	3840(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_byte:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte_2
-	movdqu	3840(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced128_face_r1_xor_stream_consume_byte
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqa	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_used_2:
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_used:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_entry:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_tail_entries_done
-	movq	%rbp, %rbx
-	shlq	$4, %rbx
-	leaq	(%r9,%rbp,1), %r12
-	movl	3968(%rdi,%rbx,1), %ebx
-	movl	%ebx, 384(%rdi,%r12,4)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_tail_entry
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_entries_done:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill_counted
-	movq	$256, %rbx
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill_counted:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -13125,55 +10825,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm3, %xmm6
 	pxor	%xmm2, %xmm3
 	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
+	movdqu	%xmm3, 6400(%rdi)
 	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
+	movdqu	%xmm2, 6416(%rdi)
 	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
+	movdqu	%xmm6, 6432(%rdi)
 	pxor	%xmm9, %xmm6
 	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm6, %xmm0
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm3, %xmm15
 	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
+	movdqu	%xmm6, 6480(%rdi)
 	pand	%xmm9, %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm15
 	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
+	pxor	6480(%rdi), %xmm6
+	pxor	6448(%rdi), %xmm5
 	pxor	%xmm5, %xmm4
 	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm13, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm4, 6432(%rdi)
+	pand	6448(%rdi), %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm2, %xmm4
 	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
+	movdqu	%xmm6, 6528(%rdi)
 	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
+	movdqu	%xmm4, 6544(%rdi)
 	pxor	%xmm1, %xmm4
 	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm5, %xmm13
 	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm7
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm0, %xmm13
 	pxor	%xmm6, %xmm13
 	pxor	%xmm2, %xmm13
@@ -13181,63 +10881,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm7, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
+	pxor	6528(%rdi), %xmm2
 	pxor	%xmm2, %xmm12
 	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm2
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm6
 	pand	%xmm1, %xmm6
 	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm2, %xmm1
 	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
+	pxor	6544(%rdi), %xmm2
+	movdqu	6512(%rdi), %xmm7
 	pand	%xmm12, %xmm7
 	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm2, %xmm13
 	pand	%xmm2, %xmm1
 	pxor	%xmm1, %xmm4
 	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm4, %xmm1
 	movdqa	%xmm2, %xmm15
 	pxor	%xmm4, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm0
 	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
+	pxor	6432(%rdi), %xmm2
+	movdqu	6432(%rdi), %xmm5
+	pand	6448(%rdi), %xmm5
 	pxor	%xmm12, %xmm5
 	pxor	%xmm12, %xmm14
 	pxor	%xmm5, %xmm0
 	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm2, %xmm12
 	pxor	%xmm10, %xmm5
 	pxor	%xmm5, %xmm3
 	pand	%xmm2, %xmm9
 	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
+	pand	6416(%rdi), %xmm4
 	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
+	pand	6464(%rdi), %xmm2
 	pxor	%xmm9, %xmm8
 	pxor	%xmm15, %xmm2
 	pxor	%xmm14, %xmm15
@@ -13310,14 +11010,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm12, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	1536(%rdi), %xmm2
-	pxor	1552(%rdi), %xmm3
-	pxor	1568(%rdi), %xmm4
-	pxor	1584(%rdi), %xmm5
-	pxor	1600(%rdi), %xmm6
-	pxor	1616(%rdi), %xmm8
-	pxor	1632(%rdi), %xmm9
-	pxor	1648(%rdi), %xmm14
+	pxor	4608(%rdi), %xmm2
+	pxor	4624(%rdi), %xmm3
+	pxor	4640(%rdi), %xmm4
+	pxor	4656(%rdi), %xmm5
+	pxor	4672(%rdi), %xmm6
+	pxor	4688(%rdi), %xmm8
+	pxor	4704(%rdi), %xmm9
+	pxor	4720(%rdi), %xmm14
 	movdqa	%xmm2, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -13404,9 +11104,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm5
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
 	movdqa	%xmm2, 352(%rdi)
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
+	pxor	%xmm0, %xmm0
+	movdqa	%xmm2, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm3
+	psubb	%xmm1, %xmm3
+	movdqa	%xmm2, %xmm1
+	psrlq	$1, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm4
+	psubb	%xmm1, %xmm4
+	movdqa	%xmm2, %xmm1
+	psrlq	$2, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm5
+	psubb	%xmm1, %xmm5
+	movdqa	%xmm2, %xmm1
+	psrlq	$3, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm6
+	psubb	%xmm1, %xmm6
+	movdqa	%xmm2, %xmm1
+	psrlq	$4, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm7
+	psubb	%xmm1, %xmm7
+	movdqa	%xmm2, %xmm1
+	psrlq	$5, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm8
+	psubb	%xmm1, %xmm8
+	movdqa	%xmm2, %xmm1
+	psrlq	$6, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm9
+	psubb	%xmm1, %xmm9
+	psrlq	$7, %xmm2
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm2
+	psubb	%xmm2, %xmm0
+	movdqa	%xmm3, 7040(%rdi)
+	movdqa	%xmm4, 7056(%rdi)
+	movdqa	%xmm5, 7072(%rdi)
+	movdqa	%xmm6, 7088(%rdi)
+	movdqa	%xmm7, 7104(%rdi)
+	movdqa	%xmm8, 7120(%rdi)
+	movdqa	%xmm9, 7136(%rdi)
+	movdqa	%xmm0, 7152(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -13414,19 +11160,15 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced128_face_r1_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced128_face_r1_xor_stream_window_ok128
 .Laesgen_bitsliced128_face_r1_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 7168(%rdi)
+	movq	$0, 7176(%rdi)
+	movq	$0, 7184(%rdi)
+	movq	$0, 7192(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_window_ok128
 .Laesgen_bitsliced128_face_r1_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -13442,122 +11184,28 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r1_xor_stream_refresh192
 .Laesgen_bitsliced128_face_r1_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	cmpq	$128, %rcx
-	jb	.Laesgen_bitsliced128_face_r1_xor_stream_single192
-	cmpq	$248, %r9
-	ja	.Laesgen_bitsliced128_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fill8_192
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm8
-	movd	(%r9), %xmm0
-	pxor	%xmm8, %xmm0
-	movd	4(%r9), %xmm1
-	pxor	%xmm8, %xmm1
-	movd	8(%r9), %xmm2
-	pxor	%xmm8, %xmm2
-	movd	12(%r9), %xmm3
-	pxor	%xmm8, %xmm3
-	movd	16(%r9), %xmm4
-	pxor	%xmm8, %xmm4
-	movd	20(%r9), %xmm5
-	pxor	%xmm8, %xmm5
-	movd	24(%r9), %xmm6
-	pxor	%xmm8, %xmm6
-	movd	28(%r9), %xmm7
-	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fill192
+	movq	%r9, %r10
+	andq	$-8, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	movdqu	(%r10), %xmm0
+	pxor	7040(%rdi), %xmm0
+	movdqu	16(%r10), %xmm1
+	pxor	7056(%rdi), %xmm1
+	movdqu	32(%r10), %xmm2
+	pxor	7072(%rdi), %xmm2
+	movdqu	48(%r10), %xmm3
+	pxor	7088(%rdi), %xmm3
+	movdqu	64(%r10), %xmm4
+	pxor	7104(%rdi), %xmm4
+	movdqu	80(%r10), %xmm5
+	pxor	7120(%rdi), %xmm5
+	movdqu	96(%r10), %xmm6
+	pxor	7136(%rdi), %xmm6
+	movdqu	112(%r10), %xmm7
+	pxor	7152(%rdi), %xmm7
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm4, %xmm8
 	pxor	%xmm2, %xmm8
@@ -13571,55 +11219,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm3, %xmm6
 	pxor	%xmm2, %xmm3
 	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
+	movdqu	%xmm3, 6400(%rdi)
 	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
+	movdqu	%xmm2, 6416(%rdi)
 	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
+	movdqu	%xmm6, 6432(%rdi)
 	pxor	%xmm9, %xmm6
 	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm6, %xmm0
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm3, %xmm15
 	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
+	movdqu	%xmm6, 6480(%rdi)
 	pand	%xmm9, %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm15
 	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
+	pxor	6480(%rdi), %xmm6
+	pxor	6448(%rdi), %xmm5
 	pxor	%xmm5, %xmm4
 	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm13, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm4, 6432(%rdi)
+	pand	6448(%rdi), %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm2, %xmm4
 	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
+	movdqu	%xmm6, 6528(%rdi)
 	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
+	movdqu	%xmm4, 6544(%rdi)
 	pxor	%xmm1, %xmm4
 	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm5, %xmm13
 	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm7
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm0, %xmm13
 	pxor	%xmm6, %xmm13
 	pxor	%xmm2, %xmm13
@@ -13627,63 +11275,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm7, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
+	pxor	6528(%rdi), %xmm2
 	pxor	%xmm2, %xmm12
 	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm2
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm6
 	pand	%xmm1, %xmm6
 	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm2, %xmm1
 	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
+	pxor	6544(%rdi), %xmm2
+	movdqu	6512(%rdi), %xmm7
 	pand	%xmm12, %xmm7
 	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm2, %xmm13
 	pand	%xmm2, %xmm1
 	pxor	%xmm1, %xmm4
 	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm4, %xmm1
 	movdqa	%xmm2, %xmm15
 	pxor	%xmm4, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm0
 	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
+	pxor	6432(%rdi), %xmm2
+	movdqu	6432(%rdi), %xmm5
+	pand	6448(%rdi), %xmm5
 	pxor	%xmm12, %xmm5
 	pxor	%xmm12, %xmm14
 	pxor	%xmm5, %xmm0
 	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm2, %xmm12
 	pxor	%xmm10, %xmm5
 	pxor	%xmm5, %xmm3
 	pand	%xmm2, %xmm9
 	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
+	pand	6416(%rdi), %xmm4
 	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
+	pand	6464(%rdi), %xmm2
 	pxor	%xmm9, %xmm8
 	pxor	%xmm15, %xmm2
 	pxor	%xmm14, %xmm15
@@ -13756,2050 +11404,18 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm12, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	1664(%rdi), %xmm2
-	pxor	1680(%rdi), %xmm3
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm14
-	leaq	1792(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_5:
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	movdqa	%xmm7, %xmm0
-	pshufb	(%r11), %xmm0
-	movdqa	%xmm3, %xmm1
-	pshufb	(%r11), %xmm1
-	movdqa	%xmm12, %xmm4
-	pshufb	(%r11), %xmm4
-	movdqa	%xmm2, %xmm5
-	pshufb	(%r11), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
-	movdqa	%xmm14, %xmm8
-	pshufb	(%r11), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	(%r11), %xmm9
-	movdqa	%xmm10, %xmm13
-	pshufb	(%r11), %xmm13
-	pxor	%xmm0, %xmm7
-	pxor	%xmm1, %xmm3
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm14
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm10
-	pxor	%xmm10, %xmm0
-	pxor	%xmm7, %xmm1
-	pxor	%xmm3, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm2, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm14, %xmm9
-	pxor	%xmm11, %xmm13
-	pxor	%xmm10, %xmm1
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	16(%r11), %xmm7
-	pxor	%xmm7, %xmm0
-	pshufb	16(%r11), %xmm3
-	pxor	%xmm3, %xmm1
-	pshufb	16(%r11), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	16(%r11), %xmm2
-	pxor	%xmm2, %xmm5
-	pshufb	16(%r11), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm14
-	pxor	%xmm14, %xmm8
-	pshufb	16(%r11), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	16(%r11), %xmm10
-	pxor	%xmm10, %xmm13
-	pxor	(%r9), %xmm0
-	pxor	16(%r9), %xmm1
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm13
-	movdqa	%xmm0, %xmm2
-	movdqa	%xmm1, %xmm3
-	movdqa	%xmm13, %xmm14
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_5
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	2944(%rdi), %xmm7
-	pxor	2960(%rdi), %xmm3
-	pxor	2976(%rdi), %xmm12
-	pxor	2992(%rdi), %xmm2
-	pxor	3008(%rdi), %xmm15
-	pxor	3024(%rdi), %xmm14
-	pxor	3040(%rdi), %xmm11
-	pxor	3056(%rdi), %xmm10
-	movdqa	%xmm7, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm7
-	movdqa	%xmm12, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm2, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm2
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm12
-	movdqa	%xmm15, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm15
-	movdqa	%xmm11, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm10, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm10
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm11
-	movdqa	%xmm7, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm12, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm12
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm7
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm2, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm2
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm15, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm11, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm11
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm15
-	movdqa	%xmm14, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm10, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm10
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm14
-	movdqa	%xmm7, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm15, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm15
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm7
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm12, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm11, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm11
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm12
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm10, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm10
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	(%rdx), %xmm0
-	pxor	%xmm0, %xmm7
-	movdqu	%xmm7, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm3
-	movdqu	%xmm3, 16(%rsi)
-	movdqu	32(%rdx), %xmm0
-	pxor	%xmm0, %xmm12
-	movdqu	%xmm12, 32(%rsi)
-	movdqu	48(%rdx), %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	%xmm2, 48(%rsi)
-	movdqu	64(%rdx), %xmm0
-	pxor	%xmm0, %xmm15
-	movdqu	%xmm15, 64(%rsi)
-	movdqu	80(%rdx), %xmm0
-	pxor	%xmm0, %xmm14
-	movdqu	%xmm14, 80(%rsi)
-	movdqu	96(%rdx), %xmm0
-	pxor	%xmm0, %xmm11
-	movdqu	%xmm11, 96(%rsi)
-	movdqu	112(%rdx), %xmm0
-	pxor	%xmm0, %xmm10
-	movdqu	%xmm10, 112(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top192
-.Laesgen_bitsliced128_face_r1_xor_stream_fill8_192:
-	leaq	384(%rdi,%r9,4), %r9
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l1128(%rip), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	1536(%rdi), %xmm2
-	pxor	1552(%rdi), %xmm3
-	pxor	1568(%rdi), %xmm4
-	pxor	1584(%rdi), %xmm5
-	pxor	1600(%rdi), %xmm6
-	pxor	1616(%rdi), %xmm8
-	pxor	1632(%rdi), %xmm9
-	pxor	1648(%rdi), %xmm14
-	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm14
-	movdqa	352(%rdi), %xmm0
-	movdqa	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, (%r9)
-	movdqa	%xmm3, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 4(%r9)
-	movdqa	%xmm4, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 8(%r9)
-	movdqa	%xmm5, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 12(%r9)
-	movdqa	%xmm6, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 16(%r9)
-	movdqa	%xmm8, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 20(%r9)
-	movdqa	%xmm9, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 24(%r9)
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 28(%r9)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm14
-	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm0
-	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm1
-	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm4
-	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm6
-	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm9
-	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm13
-	pxor	%xmm0, %xmm7
-	pxor	%xmm1, %xmm3
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm14
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm10
-	pxor	%xmm10, %xmm0
-	pxor	%xmm7, %xmm1
-	pxor	%xmm3, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm2, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm14, %xmm9
-	pxor	%xmm11, %xmm13
-	pxor	%xmm10, %xmm1
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm7
-	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm3
-	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm14
-	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm10
-	pxor	%xmm10, %xmm13
-	pxor	1664(%rdi), %xmm0
-	pxor	1680(%rdi), %xmm1
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm13
-	leaq	1792(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_6:
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm7, %xmm2
-	pshufb	(%r11), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	(%r11), %xmm3
-	movdqa	%xmm12, %xmm4
-	pshufb	(%r11), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	(%r11), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	(%r11), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	(%r11), %xmm9
-	movdqa	%xmm10, %xmm14
-	pshufb	(%r11), %xmm14
-	pxor	%xmm2, %xmm7
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm7, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm11, %xmm14
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	16(%r11), %xmm7
-	pxor	%xmm7, %xmm2
-	pshufb	16(%r11), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	16(%r11), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	16(%r11), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	16(%r11), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	16(%r11), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	16(%r11), %xmm10
-	pxor	%xmm10, %xmm14
-	pxor	(%r9), %xmm2
-	pxor	16(%r9), %xmm3
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm14
-	movdqa	%xmm2, %xmm0
-	movdqa	%xmm3, %xmm1
-	movdqa	%xmm14, %xmm13
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_6
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	2944(%rdi), %xmm7
-	pxor	2960(%rdi), %xmm1
-	pxor	2976(%rdi), %xmm12
-	pxor	2992(%rdi), %xmm0
-	pxor	3008(%rdi), %xmm15
-	pxor	3024(%rdi), %xmm13
-	pxor	3040(%rdi), %xmm11
-	pxor	3056(%rdi), %xmm10
-	movdqa	%xmm7, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm12, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm15, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm11, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm11
-	movdqa	%xmm7, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm15, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm13, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm13
-	movdqa	%xmm7, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm15, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm15
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm12, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced128_face_r1_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_bitsliced128_face_r1_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
-	movdqu	(%rdx), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, (%rsi)
-	movdqu	16(%rdx), %xmm2
-	pxor	%xmm2, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	movdqu	32(%rdx), %xmm1
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm12, 32(%rsi)
-	movdqu	48(%rdx), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, 48(%rsi)
-	movdqu	64(%rdx), %xmm0
-	pxor	%xmm0, %xmm15
-	movdqu	%xmm15, 64(%rsi)
-	movdqu	80(%rdx), %xmm0
-	pxor	%xmm0, %xmm13
-	movdqu	%xmm13, 80(%rsi)
-	movdqu	96(%rdx), %xmm0
-	pxor	%xmm0, %xmm11
-	movdqu	%xmm11, 96(%rsi)
-	movdqu	112(%rdx), %xmm0
-	pxor	%xmm0, %xmm10
-	movdqu	%xmm10, 112(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top192
-.Laesgen_bitsliced128_face_r1_xor_stream_single192:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill192
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm8
-	movd	(%r10), %xmm0
-	pxor	%xmm8, %xmm0
-	movd	4(%r10), %xmm1
-	pxor	%xmm8, %xmm1
-	movd	8(%r10), %xmm2
-	pxor	%xmm8, %xmm2
-	movd	12(%r10), %xmm3
-	pxor	%xmm8, %xmm3
-	movd	16(%r10), %xmm4
-	pxor	%xmm8, %xmm4
-	movd	20(%r10), %xmm5
-	pxor	%xmm8, %xmm5
-	movd	24(%r10), %xmm6
-	pxor	%xmm8, %xmm6
-	movd	28(%r10), %xmm7
-	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128(%rip), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	1664(%rdi), %xmm2
-	pxor	1680(%rdi), %xmm3
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm14
-	leaq	1792(%rdi), %r10
+	pxor	4736(%rdi), %xmm2
+	pxor	4752(%rdi), %xmm3
+	pxor	4768(%rdi), %xmm4
+	pxor	4784(%rdi), %xmm5
+	pxor	4800(%rdi), %xmm6
+	pxor	4816(%rdi), %xmm8
+	pxor	4832(%rdi), %xmm9
+	pxor	4848(%rdi), %xmm14
+	leaq	4864(%rdi), %r10
 	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %rbx
 	movq	$9, %r11
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_7:
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_3:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm0
 	pxor	%xmm4, %xmm0
@@ -15813,55 +11429,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm1, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm2, 6448(%rdi)
 	pxor	%xmm9, %xmm2
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm13
+	pxor	6448(%rdi), %xmm13
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm1, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
+	movdqu	%xmm3, 6496(%rdi)
+	pxor	6416(%rdi), %xmm3
+	movdqu	%xmm3, 6512(%rdi)
 	pand	%xmm13, %xmm3
 	pxor	%xmm12, %xmm3
 	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm3
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm3, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm14
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm2, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -15869,63 +11485,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm14, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm3
 	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm3
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm3, %xmm9
 	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
+	movdqu	%xmm3, 6432(%rdi)
 	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
+	pand	6576(%rdi), %xmm3
 	pxor	%xmm3, %xmm11
 	pand	%xmm11, %xmm13
 	pxor	%xmm4, %xmm3
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
+	movdqu	6560(%rdi), %xmm14
 	pand	%xmm4, %xmm14
 	pand	%xmm4, %xmm3
 	pxor	%xmm3, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
+	movdqu	6496(%rdi), %xmm3
 	pand	%xmm6, %xmm3
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm2
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm13
 	pxor	%xmm8, %xmm2
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm1
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm1, %xmm0
 	pxor	%xmm15, %xmm4
 	pxor	%xmm13, %xmm15
@@ -16012,7 +11628,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	addq	$128, %r10
 	addq	$32, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_7
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_3
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm0
 	pxor	%xmm4, %xmm0
@@ -16026,55 +11642,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm1, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm2, 6448(%rdi)
 	pxor	%xmm9, %xmm2
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm13
+	pxor	6448(%rdi), %xmm13
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm1, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
+	movdqu	%xmm3, 6496(%rdi)
+	pxor	6416(%rdi), %xmm3
+	movdqu	%xmm3, 6512(%rdi)
 	pand	%xmm13, %xmm3
 	pxor	%xmm12, %xmm3
 	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm3
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm3, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm14
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm2, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -16082,63 +11698,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm14, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm3
 	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm3
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm3, %xmm9
 	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
+	movdqu	%xmm3, 6432(%rdi)
 	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
+	pand	6576(%rdi), %xmm3
 	pxor	%xmm3, %xmm11
 	pand	%xmm11, %xmm13
 	pxor	%xmm4, %xmm3
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
+	movdqu	6560(%rdi), %xmm14
 	pand	%xmm4, %xmm14
 	pand	%xmm4, %xmm3
 	pxor	%xmm3, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
+	movdqu	6496(%rdi), %xmm3
 	pand	%xmm6, %xmm3
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm2
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm13
 	pxor	%xmm8, %xmm2
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm1
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm1, %xmm0
 	pxor	%xmm15, %xmm4
 	pxor	%xmm13, %xmm15
@@ -16160,14 +11776,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm10
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
-	pxor	2944(%rdi), %xmm7
-	pxor	2960(%rdi), %xmm3
-	pxor	2976(%rdi), %xmm12
-	pxor	2992(%rdi), %xmm2
-	pxor	3008(%rdi), %xmm15
-	pxor	3024(%rdi), %xmm14
-	pxor	3040(%rdi), %xmm11
-	pxor	3056(%rdi), %xmm10
+	pxor	6016(%rdi), %xmm7
+	pxor	6032(%rdi), %xmm3
+	pxor	6048(%rdi), %xmm12
+	pxor	6064(%rdi), %xmm2
+	pxor	6080(%rdi), %xmm15
+	pxor	6096(%rdi), %xmm14
+	pxor	6112(%rdi), %xmm11
+	pxor	6128(%rdi), %xmm10
 	movdqa	%xmm7, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -16252,86 +11868,75 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm10
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm2
-	movdqu	%xmm7, 3840(%rdi)
-	movdqu	%xmm3, 3856(%rdi)
-	movdqu	%xmm12, 3872(%rdi)
-	movdqu	%xmm2, 3888(%rdi)
-	movdqu	%xmm15, 3904(%rdi)
-	movdqu	%xmm14, 3920(%rdi)
-	movdqu	%xmm11, 3936(%rdi)
-	movdqu	%xmm10, 3952(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r1_xor_stream_tail_n_3
-	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_n_3:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole_3:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced128_face_r1_xor_stream_tail_part_3
-	movdqu	3840(%rdi,%r9,1), %xmm0
-	movdqu	(%rdx,%r9,1), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole_3
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_part_3:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_tail_used_3
-	movq	%r9, %r11
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte_3:
-	movzbl	3840(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte_3
-	movdqu	3840(%rdi,%r9,1), %xmm0
-	movdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_used_3:
-	shrq	$4, %r9
-	addq	%r9, %rax
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_partial192
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r1_xor_stream_partial192
+	movdqu	(%rdx), %xmm0
+	pxor	%xmm0, %xmm7
+	movdqu	%xmm7, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm12
+	movdqu	%xmm12, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm15
+	movdqu	%xmm15, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm14
+	movdqu	%xmm14, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm11
+	movdqu	%xmm11, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm10
+	movdqu	%xmm10, 112(%rsi)
+	addq	$8, %rax
 	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
 	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top192
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill192:
-	leaq	384(%rdi,%r9,4), %r10
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
+.Laesgen_bitsliced128_face_r1_xor_stream_partial192:
+	movdqu	%xmm7, 6912(%rdi)
+	movdqu	%xmm3, 6928(%rdi)
+	movdqu	%xmm12, 6944(%rdi)
+	movdqu	%xmm2, 6960(%rdi)
+	movdqu	%xmm15, 6976(%rdi)
+	movdqu	%xmm14, 6992(%rdi)
+	movdqu	%xmm11, 7008(%rdi)
+	movdqu	%xmm10, 7024(%rdi)
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume192
+.Laesgen_bitsliced128_face_r1_xor_stream_fill192:
+	movq	%r9, %r10
+	andq	$-8, %r10
+	movq	%rax, %r11
+	andq	$-8, %r11
+	movq	%r11, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm0, %xmm2
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm0, %xmm3
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm0, %xmm5
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm0, %xmm6
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
+	movdqa	%xmm0, %xmm7
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -16429,55 +12034,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm3, %xmm6
 	pxor	%xmm2, %xmm3
 	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
+	movdqu	%xmm3, 6400(%rdi)
 	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
+	movdqu	%xmm2, 6416(%rdi)
 	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
+	movdqu	%xmm6, 6432(%rdi)
 	pxor	%xmm9, %xmm6
 	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm6, %xmm0
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm3, %xmm15
 	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
+	movdqu	%xmm6, 6480(%rdi)
 	pand	%xmm9, %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm15
 	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
+	pxor	6480(%rdi), %xmm6
+	pxor	6448(%rdi), %xmm5
 	pxor	%xmm5, %xmm4
 	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm13, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm4, 6432(%rdi)
+	pand	6448(%rdi), %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm2, %xmm4
 	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
+	movdqu	%xmm6, 6528(%rdi)
 	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
+	movdqu	%xmm4, 6544(%rdi)
 	pxor	%xmm1, %xmm4
 	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm5, %xmm13
 	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm7
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm0, %xmm13
 	pxor	%xmm6, %xmm13
 	pxor	%xmm2, %xmm13
@@ -16485,63 +12090,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm7, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
+	pxor	6528(%rdi), %xmm2
 	pxor	%xmm2, %xmm12
 	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm2
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm6
 	pand	%xmm1, %xmm6
 	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm2, %xmm1
 	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
+	pxor	6544(%rdi), %xmm2
+	movdqu	6512(%rdi), %xmm7
 	pand	%xmm12, %xmm7
 	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm2, %xmm13
 	pand	%xmm2, %xmm1
 	pxor	%xmm1, %xmm4
 	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm4, %xmm1
 	movdqa	%xmm2, %xmm15
 	pxor	%xmm4, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm0
 	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
+	pxor	6432(%rdi), %xmm2
+	movdqu	6432(%rdi), %xmm5
+	pand	6448(%rdi), %xmm5
 	pxor	%xmm12, %xmm5
 	pxor	%xmm12, %xmm14
 	pxor	%xmm5, %xmm0
 	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm2, %xmm12
 	pxor	%xmm10, %xmm5
 	pxor	%xmm5, %xmm3
 	pand	%xmm2, %xmm9
 	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
+	pand	6416(%rdi), %xmm4
 	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
+	pand	6464(%rdi), %xmm2
 	pxor	%xmm9, %xmm8
 	pxor	%xmm15, %xmm2
 	pxor	%xmm14, %xmm15
@@ -16614,223 +12219,48 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm12, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	1536(%rdi), %xmm2
-	pxor	1552(%rdi), %xmm3
-	pxor	1568(%rdi), %xmm4
-	pxor	1584(%rdi), %xmm5
-	pxor	1600(%rdi), %xmm6
-	pxor	1616(%rdi), %xmm8
-	pxor	1632(%rdi), %xmm9
-	pxor	1648(%rdi), %xmm14
+	pxor	4608(%rdi), %xmm2
+	pxor	4624(%rdi), %xmm3
+	pxor	4640(%rdi), %xmm4
+	pxor	4656(%rdi), %xmm5
+	pxor	4672(%rdi), %xmm6
+	pxor	4688(%rdi), %xmm8
+	pxor	4704(%rdi), %xmm9
+	pxor	4720(%rdi), %xmm14
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
 	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
+	pxor	7040(%rdi), %xmm0
+	movdqu	%xmm0, (%r11)
 	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
+	pxor	7056(%rdi), %xmm0
+	movdqu	%xmm0, 16(%r11)
 	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
+	pxor	7072(%rdi), %xmm0
+	movdqu	%xmm0, 32(%r11)
 	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm14
-	movdqa	352(%rdi), %xmm0
-	movdqa	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 3968(%rdi)
-	movdqa	%xmm3, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 3984(%rdi)
-	movdqa	%xmm4, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4000(%rdi)
-	movdqa	%xmm5, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4016(%rdi)
-	movdqa	%xmm6, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4032(%rdi)
-	movdqa	%xmm8, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4048(%rdi)
-	movdqa	%xmm9, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4064(%rdi)
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4080(%rdi)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm14
-	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
+	pxor	7088(%rdi), %xmm0
+	movdqu	%xmm0, 48(%r11)
 	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
+	pxor	7104(%rdi), %xmm0
+	movdqu	%xmm0, 64(%r11)
 	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
+	pxor	7120(%rdi), %xmm0
+	movdqu	%xmm0, 80(%r11)
+	movdqa	%xmm9, %xmm0
+	pxor	7136(%rdi), %xmm0
+	movdqu	%xmm0, 96(%r11)
+	movdqa	%xmm14, %xmm0
+	pxor	7152(%rdi), %xmm0
+	movdqu	%xmm0, 112(%r11)
+	shrq	$3, %r10
+	movzbl	7168(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_group_counted_2
+	movb	$1, 7168(%rdi,%r10,1)
+	addq	$8, 336(%rdi)
+.Laesgen_bitsliced128_face_r1_xor_stream_group_counted_2:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm0
 	pxor	%xmm4, %xmm0
@@ -16844,55 +12274,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm1, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm2, 6448(%rdi)
 	pxor	%xmm9, %xmm2
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm13
+	pxor	6448(%rdi), %xmm13
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm1, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
+	movdqu	%xmm3, 6496(%rdi)
+	pxor	6416(%rdi), %xmm3
+	movdqu	%xmm3, 6512(%rdi)
 	pand	%xmm13, %xmm3
 	pxor	%xmm12, %xmm3
 	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm3
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm3, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm14
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm2, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -16900,63 +12330,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm14, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm3
 	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm3
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm3, %xmm9
 	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
+	movdqu	%xmm3, 6432(%rdi)
 	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
+	pand	6576(%rdi), %xmm3
 	pxor	%xmm3, %xmm11
 	pand	%xmm11, %xmm13
 	pxor	%xmm4, %xmm3
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
+	movdqu	6560(%rdi), %xmm14
 	pand	%xmm4, %xmm14
 	pand	%xmm4, %xmm3
 	pxor	%xmm3, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
+	movdqu	6496(%rdi), %xmm3
 	pand	%xmm6, %xmm3
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm2
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm13
 	pxor	%xmm8, %xmm2
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm1
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm1, %xmm0
 	pxor	%xmm15, %xmm4
 	pxor	%xmm13, %xmm15
@@ -17029,18 +12459,18 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l2128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
-	pxor	1664(%rdi), %xmm0
-	pxor	1680(%rdi), %xmm1
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm13
-	leaq	1792(%rdi), %r10
+	pxor	4736(%rdi), %xmm0
+	pxor	4752(%rdi), %xmm1
+	pxor	4768(%rdi), %xmm4
+	pxor	4784(%rdi), %xmm5
+	pxor	4800(%rdi), %xmm6
+	pxor	4816(%rdi), %xmm8
+	pxor	4832(%rdi), %xmm9
+	pxor	4848(%rdi), %xmm13
+	leaq	4864(%rdi), %r10
 	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+96(%rip), %rbx
 	movq	$9, %r11
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_8:
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_4:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
 	pxor	%xmm4, %xmm2
@@ -17054,55 +12484,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm3, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm9, %xmm0
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm3, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm12, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm1, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm13
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm0, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -17110,63 +12540,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm13, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm1, %xmm9
 	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm11
 	pand	%xmm11, %xmm14
 	pxor	%xmm4, %xmm1
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm4, %xmm13
 	pand	%xmm4, %xmm1
 	pxor	%xmm1, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm6, %xmm1
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm0
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm14
 	pxor	%xmm8, %xmm0
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm3
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm3, %xmm2
 	pxor	%xmm15, %xmm4
 	pxor	%xmm14, %xmm15
@@ -17253,7 +12683,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	addq	$128, %r10
 	addq	$32, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_8
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_4
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
 	pxor	%xmm4, %xmm2
@@ -17267,55 +12697,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm3, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm9, %xmm0
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm3, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm12, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm1, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm13
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm0, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -17323,63 +12753,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm13, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm1, %xmm9
 	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm11
 	pand	%xmm11, %xmm14
 	pxor	%xmm4, %xmm1
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm4, %xmm13
 	pand	%xmm4, %xmm1
 	pxor	%xmm1, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm6, %xmm1
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm0
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm14
 	pxor	%xmm8, %xmm0
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm3
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm3, %xmm2
 	pxor	%xmm15, %xmm4
 	pxor	%xmm14, %xmm15
@@ -17401,14 +12831,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm10
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm0
-	pxor	2944(%rdi), %xmm7
-	pxor	2960(%rdi), %xmm1
-	pxor	2976(%rdi), %xmm12
-	pxor	2992(%rdi), %xmm0
-	pxor	3008(%rdi), %xmm15
-	pxor	3024(%rdi), %xmm13
-	pxor	3040(%rdi), %xmm11
-	pxor	3056(%rdi), %xmm10
+	pxor	6016(%rdi), %xmm7
+	pxor	6032(%rdi), %xmm1
+	pxor	6048(%rdi), %xmm12
+	pxor	6064(%rdi), %xmm0
+	pxor	6080(%rdi), %xmm15
+	pxor	6096(%rdi), %xmm13
+	pxor	6112(%rdi), %xmm11
+	pxor	6128(%rdi), %xmm10
 	movdqa	%xmm7, %xmm2
 	psrlq	$1, %xmm2
 	pxor	%xmm1, %xmm2
@@ -17493,70 +12923,91 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	movdqu	%xmm7, 3840(%rdi)
-	movdqu	%xmm1, 3856(%rdi)
-	movdqu	%xmm12, 3872(%rdi)
-	movdqu	%xmm0, 3888(%rdi)
-	movdqu	%xmm15, 3904(%rdi)
-	movdqu	%xmm13, 3920(%rdi)
-	movdqu	%xmm11, 3936(%rdi)
-	movdqu	%xmm10, 3952(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_partial192_2
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r1_xor_stream_partial192_2
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, (%rsi)
+	movdqu	16(%rdx), %xmm2
+	pxor	%xmm2, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm1
+	pxor	%xmm1, %xmm12
+	movdqu	%xmm12, 32(%rsi)
+	movdqu	48(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm15
+	movdqu	%xmm15, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm13
+	movdqu	%xmm13, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm11
+	movdqu	%xmm11, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm10
+	movdqu	%xmm10, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top192
+.Laesgen_bitsliced128_face_r1_xor_stream_partial192_2:
+	movdqu	%xmm7, 6912(%rdi)
+	movdqu	%xmm1, 6928(%rdi)
+	movdqu	%xmm12, 6944(%rdi)
+	movdqu	%xmm0, 6960(%rdi)
+	movdqu	%xmm15, 6976(%rdi)
+	movdqu	%xmm13, 6992(%rdi)
+	movdqu	%xmm11, 7008(%rdi)
+	movdqu	%xmm10, 7024(%rdi)
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume192
+.Laesgen_bitsliced128_face_r1_xor_stream_consume192:
+	movq	%r9, %rbx
+	andq	$7, %rbx
+	shlq	$4, %rbx
+	leaq	6912(%rdi,%rbx,1), %r9
+	movq	$128, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r1_xor_stream_tail_n_4
+	jae	.Laesgen_bitsliced128_face_r1_xor_stream_consume_n_2
 	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_n_4:
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_n_2:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole_4:
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_whole_2:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced128_face_r1_xor_stream_tail_part_4
-	movdqu	3840(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced128_face_r1_xor_stream_consume_part_2
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqu	(%rdx,%r11,1), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqu	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole_4
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_part_4:
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume_whole_2
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_part_2:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_tail_used_4
+	je	.Laesgen_bitsliced128_face_r1_xor_stream_consume_used_2
 	movq	%r11, %rbx
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte_4:
-	movzbl	3840(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_byte_2:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte_4
-	movdqu	3840(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced128_face_r1_xor_stream_consume_byte_2
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqa	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_used_4:
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_used_2:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_entry_2:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_tail_entries_done_2
-	movq	%rbp, %rbx
-	shlq	$4, %rbx
-	leaq	(%r9,%rbp,1), %r12
-	movl	3968(%rdi,%rbx,1), %ebx
-	movl	%ebx, 384(%rdi,%r12,4)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_tail_entry_2
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_entries_done_2:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill_counted_2
-	movq	$256, %rbx
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill_counted_2:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -17680,55 +13131,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm3, %xmm6
 	pxor	%xmm2, %xmm3
 	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
+	movdqu	%xmm3, 6400(%rdi)
 	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
+	movdqu	%xmm2, 6416(%rdi)
 	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
+	movdqu	%xmm6, 6432(%rdi)
 	pxor	%xmm9, %xmm6
 	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm6, %xmm0
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm3, %xmm15
 	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
+	movdqu	%xmm6, 6480(%rdi)
 	pand	%xmm9, %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm15
 	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
+	pxor	6480(%rdi), %xmm6
+	pxor	6448(%rdi), %xmm5
 	pxor	%xmm5, %xmm4
 	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm13, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm4, 6432(%rdi)
+	pand	6448(%rdi), %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm2, %xmm4
 	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
+	movdqu	%xmm6, 6528(%rdi)
 	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
+	movdqu	%xmm4, 6544(%rdi)
 	pxor	%xmm1, %xmm4
 	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm5, %xmm13
 	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm7
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm0, %xmm13
 	pxor	%xmm6, %xmm13
 	pxor	%xmm2, %xmm13
@@ -17736,63 +13187,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm7, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
+	pxor	6528(%rdi), %xmm2
 	pxor	%xmm2, %xmm12
 	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm2
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm6
 	pand	%xmm1, %xmm6
 	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm2, %xmm1
 	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
+	pxor	6544(%rdi), %xmm2
+	movdqu	6512(%rdi), %xmm7
 	pand	%xmm12, %xmm7
 	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm2, %xmm13
 	pand	%xmm2, %xmm1
 	pxor	%xmm1, %xmm4
 	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm4, %xmm1
 	movdqa	%xmm2, %xmm15
 	pxor	%xmm4, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm0
 	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
+	pxor	6432(%rdi), %xmm2
+	movdqu	6432(%rdi), %xmm5
+	pand	6448(%rdi), %xmm5
 	pxor	%xmm12, %xmm5
 	pxor	%xmm12, %xmm14
 	pxor	%xmm5, %xmm0
 	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm2, %xmm12
 	pxor	%xmm10, %xmm5
 	pxor	%xmm5, %xmm3
 	pand	%xmm2, %xmm9
 	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
+	pand	6416(%rdi), %xmm4
 	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
+	pand	6464(%rdi), %xmm2
 	pxor	%xmm9, %xmm8
 	pxor	%xmm15, %xmm2
 	pxor	%xmm14, %xmm15
@@ -17865,14 +13316,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm12, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l1128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	1536(%rdi), %xmm2
-	pxor	1552(%rdi), %xmm3
-	pxor	1568(%rdi), %xmm4
-	pxor	1584(%rdi), %xmm5
-	pxor	1600(%rdi), %xmm6
-	pxor	1616(%rdi), %xmm8
-	pxor	1632(%rdi), %xmm9
-	pxor	1648(%rdi), %xmm14
+	pxor	4608(%rdi), %xmm2
+	pxor	4624(%rdi), %xmm3
+	pxor	4640(%rdi), %xmm4
+	pxor	4656(%rdi), %xmm5
+	pxor	4672(%rdi), %xmm6
+	pxor	4688(%rdi), %xmm8
+	pxor	4704(%rdi), %xmm9
+	pxor	4720(%rdi), %xmm14
 	movdqa	%xmm2, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -17959,9 +13410,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm5
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128(%rip), %xmm2
 	movdqa	%xmm2, 352(%rdi)
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128(%rip), %xmm2
+	pxor	%xmm0, %xmm0
+	movdqa	%xmm2, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm3
+	psubb	%xmm1, %xmm3
+	movdqa	%xmm2, %xmm1
+	psrlq	$1, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm4
+	psubb	%xmm1, %xmm4
+	movdqa	%xmm2, %xmm1
+	psrlq	$2, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm5
+	psubb	%xmm1, %xmm5
+	movdqa	%xmm2, %xmm1
+	psrlq	$3, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm6
+	psubb	%xmm1, %xmm6
+	movdqa	%xmm2, %xmm1
+	psrlq	$4, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm7
+	psubb	%xmm1, %xmm7
+	movdqa	%xmm2, %xmm1
+	psrlq	$5, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm8
+	psubb	%xmm1, %xmm8
+	movdqa	%xmm2, %xmm1
+	psrlq	$6, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm9
+	psubb	%xmm1, %xmm9
+	psrlq	$7, %xmm2
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm2
+	psubb	%xmm2, %xmm0
+	movdqa	%xmm3, 7040(%rdi)
+	movdqa	%xmm4, 7056(%rdi)
+	movdqa	%xmm5, 7072(%rdi)
+	movdqa	%xmm6, 7088(%rdi)
+	movdqa	%xmm7, 7104(%rdi)
+	movdqa	%xmm8, 7120(%rdi)
+	movdqa	%xmm9, 7136(%rdi)
+	movdqa	%xmm0, 7152(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -17969,19 +13466,15 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced128_face_r1_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced128_face_r1_xor_stream_window_ok192
 .Laesgen_bitsliced128_face_r1_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 7168(%rdi)
+	movq	$0, 7176(%rdi)
+	movq	$0, 7184(%rdi)
+	movq	$0, 7192(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_window_ok192
 .Laesgen_bitsliced128_face_r1_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -17997,122 +13490,28 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r1_xor_stream_refresh256
 .Laesgen_bitsliced128_face_r1_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	cmpq	$128, %rcx
-	jb	.Laesgen_bitsliced128_face_r1_xor_stream_single256
-	cmpq	$248, %r9
-	ja	.Laesgen_bitsliced128_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fill8_256
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm8
-	movd	(%r9), %xmm0
-	pxor	%xmm8, %xmm0
-	movd	4(%r9), %xmm1
-	pxor	%xmm8, %xmm1
-	movd	8(%r9), %xmm2
-	pxor	%xmm8, %xmm2
-	movd	12(%r9), %xmm3
-	pxor	%xmm8, %xmm3
-	movd	16(%r9), %xmm4
-	pxor	%xmm8, %xmm4
-	movd	20(%r9), %xmm5
-	pxor	%xmm8, %xmm5
-	movd	24(%r9), %xmm6
-	pxor	%xmm8, %xmm6
-	movd	28(%r9), %xmm7
-	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_fill256
+	movq	%r9, %r10
+	andq	$-8, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	movdqu	(%r10), %xmm0
+	pxor	7040(%rdi), %xmm0
+	movdqu	16(%r10), %xmm1
+	pxor	7056(%rdi), %xmm1
+	movdqu	32(%r10), %xmm2
+	pxor	7072(%rdi), %xmm2
+	movdqu	48(%r10), %xmm3
+	pxor	7088(%rdi), %xmm3
+	movdqu	64(%r10), %xmm4
+	pxor	7104(%rdi), %xmm4
+	movdqu	80(%r10), %xmm5
+	pxor	7120(%rdi), %xmm5
+	movdqu	96(%r10), %xmm6
+	pxor	7136(%rdi), %xmm6
+	movdqu	112(%r10), %xmm7
+	pxor	7152(%rdi), %xmm7
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm4, %xmm8
 	pxor	%xmm2, %xmm8
@@ -18126,55 +13525,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm3, %xmm6
 	pxor	%xmm2, %xmm3
 	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
+	movdqu	%xmm3, 6400(%rdi)
 	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
+	movdqu	%xmm2, 6416(%rdi)
 	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
+	movdqu	%xmm6, 6432(%rdi)
 	pxor	%xmm9, %xmm6
 	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm6, %xmm0
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm3, %xmm15
 	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
+	movdqu	%xmm6, 6480(%rdi)
 	pand	%xmm9, %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm15
 	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
+	pxor	6480(%rdi), %xmm6
+	pxor	6448(%rdi), %xmm5
 	pxor	%xmm5, %xmm4
 	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm13, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm4, 6432(%rdi)
+	pand	6448(%rdi), %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm2, %xmm4
 	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
+	movdqu	%xmm6, 6528(%rdi)
 	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
+	movdqu	%xmm4, 6544(%rdi)
 	pxor	%xmm1, %xmm4
 	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm5, %xmm13
 	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm7
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm0, %xmm13
 	pxor	%xmm6, %xmm13
 	pxor	%xmm2, %xmm13
@@ -18182,63 +13581,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm7, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
+	pxor	6528(%rdi), %xmm2
 	pxor	%xmm2, %xmm12
 	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm2
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm6
 	pand	%xmm1, %xmm6
 	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm2, %xmm1
 	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
+	pxor	6544(%rdi), %xmm2
+	movdqu	6512(%rdi), %xmm7
 	pand	%xmm12, %xmm7
 	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm2, %xmm13
 	pand	%xmm2, %xmm1
 	pxor	%xmm1, %xmm4
 	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm4, %xmm1
 	movdqa	%xmm2, %xmm15
 	pxor	%xmm4, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm0
 	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
+	pxor	6432(%rdi), %xmm2
+	movdqu	6432(%rdi), %xmm5
+	pand	6448(%rdi), %xmm5
 	pxor	%xmm12, %xmm5
 	pxor	%xmm12, %xmm14
 	pxor	%xmm5, %xmm0
 	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm2, %xmm12
 	pxor	%xmm10, %xmm5
 	pxor	%xmm5, %xmm3
 	pand	%xmm2, %xmm9
 	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
+	pand	6416(%rdi), %xmm4
 	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
+	pand	6464(%rdi), %xmm2
 	pxor	%xmm9, %xmm8
 	pxor	%xmm15, %xmm2
 	pxor	%xmm14, %xmm15
@@ -18311,2058 +13710,18 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm12, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	1664(%rdi), %xmm2
-	pxor	1680(%rdi), %xmm3
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm14
-	leaq	1792(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_9:
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	movdqa	%xmm7, %xmm0
-	pshufb	(%r11), %xmm0
-	movdqa	%xmm3, %xmm1
-	pshufb	(%r11), %xmm1
-	movdqa	%xmm12, %xmm4
-	pshufb	(%r11), %xmm4
-	movdqa	%xmm2, %xmm5
-	pshufb	(%r11), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
-	movdqa	%xmm14, %xmm8
-	pshufb	(%r11), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	(%r11), %xmm9
-	movdqa	%xmm10, %xmm13
-	pshufb	(%r11), %xmm13
-	pxor	%xmm0, %xmm7
-	pxor	%xmm1, %xmm3
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm14
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm10
-	pxor	%xmm10, %xmm0
-	pxor	%xmm7, %xmm1
-	pxor	%xmm3, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm2, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm14, %xmm9
-	pxor	%xmm11, %xmm13
-	pxor	%xmm10, %xmm1
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	16(%r11), %xmm7
-	pxor	%xmm7, %xmm0
-	pshufb	16(%r11), %xmm3
-	pxor	%xmm3, %xmm1
-	pshufb	16(%r11), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	16(%r11), %xmm2
-	pxor	%xmm2, %xmm5
-	pshufb	16(%r11), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm14
-	pxor	%xmm14, %xmm8
-	pshufb	16(%r11), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	16(%r11), %xmm10
-	pxor	%xmm10, %xmm13
-	pxor	(%r9), %xmm0
-	pxor	16(%r9), %xmm1
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm13
-	movdqa	%xmm0, %xmm2
-	movdqa	%xmm1, %xmm3
-	movdqa	%xmm13, %xmm14
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_9
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	3200(%rdi), %xmm7
-	pxor	3216(%rdi), %xmm3
-	pxor	3232(%rdi), %xmm12
-	pxor	3248(%rdi), %xmm2
-	pxor	3264(%rdi), %xmm15
-	pxor	3280(%rdi), %xmm14
-	pxor	3296(%rdi), %xmm11
-	pxor	3312(%rdi), %xmm10
-	movdqa	%xmm7, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm7
-	movdqa	%xmm12, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm2, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm2
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm12
-	movdqa	%xmm15, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm15
-	movdqa	%xmm11, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm10, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm10
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm11
-	movdqa	%xmm7, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm12, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm12
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm7
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm2, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm2
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm15, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm11, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm11
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm15
-	movdqa	%xmm14, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm10, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm10
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm14
-	movdqa	%xmm7, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm15, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm15
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm7
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm12, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm11, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm11
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm12
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm10, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm10
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	(%rdx), %xmm0
-	pxor	%xmm0, %xmm7
-	movdqu	%xmm7, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm3
-	movdqu	%xmm3, 16(%rsi)
-	movdqu	32(%rdx), %xmm0
-	pxor	%xmm0, %xmm12
-	movdqu	%xmm12, 32(%rsi)
-	movdqu	48(%rdx), %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	%xmm2, 48(%rsi)
-	movdqu	64(%rdx), %xmm0
-	pxor	%xmm0, %xmm15
-	movdqu	%xmm15, 64(%rsi)
-	movdqu	80(%rdx), %xmm0
-	pxor	%xmm0, %xmm14
-	movdqu	%xmm14, 80(%rsi)
-	movdqu	96(%rdx), %xmm0
-	pxor	%xmm0, %xmm11
-	movdqu	%xmm11, 96(%rsi)
-	movdqu	112(%rdx), %xmm0
-	pxor	%xmm0, %xmm10
-	movdqu	%xmm10, 112(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top256
-.Laesgen_bitsliced128_face_r1_xor_stream_fill8_256:
-	leaq	384(%rdi,%r9,4), %r9
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l3128(%rip), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	1536(%rdi), %xmm2
-	pxor	1552(%rdi), %xmm3
-	pxor	1568(%rdi), %xmm4
-	pxor	1584(%rdi), %xmm5
-	pxor	1600(%rdi), %xmm6
-	pxor	1616(%rdi), %xmm8
-	pxor	1632(%rdi), %xmm9
-	pxor	1648(%rdi), %xmm14
-	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm14
-	movdqa	352(%rdi), %xmm0
-	movdqa	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, (%r9)
-	movdqa	%xmm3, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 4(%r9)
-	movdqa	%xmm4, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 8(%r9)
-	movdqa	%xmm5, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 12(%r9)
-	movdqa	%xmm6, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 16(%r9)
-	movdqa	%xmm8, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 20(%r9)
-	movdqa	%xmm9, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 24(%r9)
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm0, %xmm1
-	movd	%xmm1, 28(%r9)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm14
-	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm0
-	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm1
-	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
-	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
-	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
-	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm13
-	pxor	%xmm0, %xmm7
-	pxor	%xmm1, %xmm3
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm14
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm10
-	pxor	%xmm10, %xmm0
-	pxor	%xmm7, %xmm1
-	pxor	%xmm3, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm2, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm14, %xmm9
-	pxor	%xmm11, %xmm13
-	pxor	%xmm10, %xmm1
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
-	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm3
-	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm14
-	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
-	pxor	%xmm10, %xmm13
-	pxor	1664(%rdi), %xmm0
-	pxor	1680(%rdi), %xmm1
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm13
-	leaq	1792(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_10:
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm7, %xmm2
-	pshufb	(%r11), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	(%r11), %xmm3
-	movdqa	%xmm12, %xmm4
-	pshufb	(%r11), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	(%r11), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	(%r11), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	(%r11), %xmm9
-	movdqa	%xmm10, %xmm14
-	pshufb	(%r11), %xmm14
-	pxor	%xmm2, %xmm7
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm7, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm11, %xmm14
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	16(%r11), %xmm7
-	pxor	%xmm7, %xmm2
-	pshufb	16(%r11), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	16(%r11), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	16(%r11), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	16(%r11), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	16(%r11), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	16(%r11), %xmm10
-	pxor	%xmm10, %xmm14
-	pxor	(%r9), %xmm2
-	pxor	16(%r9), %xmm3
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm14
-	movdqa	%xmm2, %xmm0
-	movdqa	%xmm3, %xmm1
-	movdqa	%xmm14, %xmm13
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_10
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	3200(%rdi), %xmm7
-	pxor	3216(%rdi), %xmm1
-	pxor	3232(%rdi), %xmm12
-	pxor	3248(%rdi), %xmm0
-	pxor	3264(%rdi), %xmm15
-	pxor	3280(%rdi), %xmm13
-	pxor	3296(%rdi), %xmm11
-	pxor	3312(%rdi), %xmm10
-	movdqa	%xmm7, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm12, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm15, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm11, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm11
-	movdqa	%xmm7, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm15, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm13, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm13
-	movdqa	%xmm7, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm15, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm15
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm12, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced128_face_r1_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_bitsliced128_face_r1_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
-	movdqu	(%rdx), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, (%rsi)
-	movdqu	16(%rdx), %xmm2
-	pxor	%xmm2, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	movdqu	32(%rdx), %xmm1
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm12, 32(%rsi)
-	movdqu	48(%rdx), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, 48(%rsi)
-	movdqu	64(%rdx), %xmm0
-	pxor	%xmm0, %xmm15
-	movdqu	%xmm15, 64(%rsi)
-	movdqu	80(%rdx), %xmm0
-	pxor	%xmm0, %xmm13
-	movdqu	%xmm13, 80(%rsi)
-	movdqu	96(%rdx), %xmm0
-	pxor	%xmm0, %xmm11
-	movdqu	%xmm11, 96(%rsi)
-	movdqu	112(%rdx), %xmm0
-	pxor	%xmm0, %xmm10
-	movdqu	%xmm10, 112(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top256
-.Laesgen_bitsliced128_face_r1_xor_stream_single256:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill256
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm8
-	movd	(%r10), %xmm0
-	pxor	%xmm8, %xmm0
-	movd	4(%r10), %xmm1
-	pxor	%xmm8, %xmm1
-	movd	8(%r10), %xmm2
-	pxor	%xmm8, %xmm2
-	movd	12(%r10), %xmm3
-	pxor	%xmm8, %xmm3
-	movd	16(%r10), %xmm4
-	pxor	%xmm8, %xmm4
-	movd	20(%r10), %xmm5
-	pxor	%xmm8, %xmm5
-	movd	24(%r10), %xmm6
-	pxor	%xmm8, %xmm6
-	movd	28(%r10), %xmm7
-	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128(%rip), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	1664(%rdi), %xmm2
-	pxor	1680(%rdi), %xmm3
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm14
-	leaq	1792(%rdi), %r10
+	pxor	4736(%rdi), %xmm2
+	pxor	4752(%rdi), %xmm3
+	pxor	4768(%rdi), %xmm4
+	pxor	4784(%rdi), %xmm5
+	pxor	4800(%rdi), %xmm6
+	pxor	4816(%rdi), %xmm8
+	pxor	4832(%rdi), %xmm9
+	pxor	4848(%rdi), %xmm14
+	leaq	4864(%rdi), %r10
 	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$11, %r11
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_11:
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_5:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm0
 	pxor	%xmm4, %xmm0
@@ -20376,55 +13735,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm1, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm2, 6448(%rdi)
 	pxor	%xmm9, %xmm2
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm13
+	pxor	6448(%rdi), %xmm13
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm1, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
+	movdqu	%xmm3, 6496(%rdi)
+	pxor	6416(%rdi), %xmm3
+	movdqu	%xmm3, 6512(%rdi)
 	pand	%xmm13, %xmm3
 	pxor	%xmm12, %xmm3
 	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm3
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm3, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm14
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm2, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -20432,63 +13791,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm14, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm3
 	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm3
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm3, %xmm9
 	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
+	movdqu	%xmm3, 6432(%rdi)
 	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
+	pand	6576(%rdi), %xmm3
 	pxor	%xmm3, %xmm11
 	pand	%xmm11, %xmm13
 	pxor	%xmm4, %xmm3
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
+	movdqu	6560(%rdi), %xmm14
 	pand	%xmm4, %xmm14
 	pand	%xmm4, %xmm3
 	pxor	%xmm3, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
+	movdqu	6496(%rdi), %xmm3
 	pand	%xmm6, %xmm3
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm2
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm13
 	pxor	%xmm8, %xmm2
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm1
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm1, %xmm0
 	pxor	%xmm15, %xmm4
 	pxor	%xmm13, %xmm15
@@ -20575,7 +13934,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	addq	$128, %r10
 	addq	$32, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_11
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_5
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm0
 	pxor	%xmm4, %xmm0
@@ -20589,55 +13948,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm1, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm2, 6448(%rdi)
 	pxor	%xmm9, %xmm2
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm13
+	pxor	6448(%rdi), %xmm13
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm1, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
+	movdqu	%xmm3, 6496(%rdi)
+	pxor	6416(%rdi), %xmm3
+	movdqu	%xmm3, 6512(%rdi)
 	pand	%xmm13, %xmm3
 	pxor	%xmm12, %xmm3
 	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm3
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm3, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm14
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm2, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -20645,63 +14004,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm14, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm3
 	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm3
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm3, %xmm9
 	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
+	movdqu	%xmm3, 6432(%rdi)
 	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
+	pand	6576(%rdi), %xmm3
 	pxor	%xmm3, %xmm11
 	pand	%xmm11, %xmm13
 	pxor	%xmm4, %xmm3
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
+	movdqu	6560(%rdi), %xmm14
 	pand	%xmm4, %xmm14
 	pand	%xmm4, %xmm3
 	pxor	%xmm3, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
+	movdqu	6496(%rdi), %xmm3
 	pand	%xmm6, %xmm3
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm2
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm13
 	pxor	%xmm8, %xmm2
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm1
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm1, %xmm0
 	pxor	%xmm15, %xmm4
 	pxor	%xmm13, %xmm15
@@ -20723,14 +14082,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm10
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm2
-	pxor	3200(%rdi), %xmm7
-	pxor	3216(%rdi), %xmm3
-	pxor	3232(%rdi), %xmm12
-	pxor	3248(%rdi), %xmm2
-	pxor	3264(%rdi), %xmm15
-	pxor	3280(%rdi), %xmm14
-	pxor	3296(%rdi), %xmm11
-	pxor	3312(%rdi), %xmm10
+	pxor	6272(%rdi), %xmm7
+	pxor	6288(%rdi), %xmm3
+	pxor	6304(%rdi), %xmm12
+	pxor	6320(%rdi), %xmm2
+	pxor	6336(%rdi), %xmm15
+	pxor	6352(%rdi), %xmm14
+	pxor	6368(%rdi), %xmm11
+	pxor	6384(%rdi), %xmm10
 	movdqa	%xmm7, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -20815,86 +14174,75 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm10
 	psllq	$4, %xmm0
 	pxor	%xmm0, %xmm2
-	movdqu	%xmm7, 3840(%rdi)
-	movdqu	%xmm3, 3856(%rdi)
-	movdqu	%xmm12, 3872(%rdi)
-	movdqu	%xmm2, 3888(%rdi)
-	movdqu	%xmm15, 3904(%rdi)
-	movdqu	%xmm14, 3920(%rdi)
-	movdqu	%xmm11, 3936(%rdi)
-	movdqu	%xmm10, 3952(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r1_xor_stream_tail_n_5
-	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_n_5:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole_5:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced128_face_r1_xor_stream_tail_part_5
-	movdqu	3840(%rdi,%r9,1), %xmm0
-	movdqu	(%rdx,%r9,1), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole_5
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_part_5:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_tail_used_5
-	movq	%r9, %r11
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte_5:
-	movzbl	3840(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte_5
-	movdqu	3840(%rdi,%r9,1), %xmm0
-	movdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_used_5:
-	shrq	$4, %r9
-	addq	%r9, %rax
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_partial256
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r1_xor_stream_partial256
+	movdqu	(%rdx), %xmm0
+	pxor	%xmm0, %xmm7
+	movdqu	%xmm7, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm12
+	movdqu	%xmm12, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm15
+	movdqu	%xmm15, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm14
+	movdqu	%xmm14, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm11
+	movdqu	%xmm11, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm10
+	movdqu	%xmm10, 112(%rsi)
+	addq	$8, %rax
 	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
 	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top256
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill256:
-	leaq	384(%rdi,%r9,4), %r10
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
+.Laesgen_bitsliced128_face_r1_xor_stream_partial256:
+	movdqu	%xmm7, 6912(%rdi)
+	movdqu	%xmm3, 6928(%rdi)
+	movdqu	%xmm12, 6944(%rdi)
+	movdqu	%xmm2, 6960(%rdi)
+	movdqu	%xmm15, 6976(%rdi)
+	movdqu	%xmm14, 6992(%rdi)
+	movdqu	%xmm11, 7008(%rdi)
+	movdqu	%xmm10, 7024(%rdi)
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume256
+.Laesgen_bitsliced128_face_r1_xor_stream_fill256:
+	movq	%r9, %r10
+	andq	$-8, %r10
+	movq	%rax, %r11
+	andq	$-8, %r11
+	movq	%r11, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm0, %xmm2
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm0, %xmm3
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm0, %xmm5
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm0, %xmm6
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus6(%rip), %xmm6
+	movdqa	%xmm0, %xmm7
+	pxor	.Laesgen_bitsliced128_face_r1_xor_stream_lanes128_plus7(%rip), %xmm7
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm1
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout2128(%rip), %xmm2
@@ -21000,55 +14348,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm3, %xmm6
 	pxor	%xmm2, %xmm3
 	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
+	movdqu	%xmm3, 6400(%rdi)
 	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
+	movdqu	%xmm2, 6416(%rdi)
 	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
+	movdqu	%xmm6, 6432(%rdi)
 	pxor	%xmm9, %xmm6
 	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm6, %xmm0
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm3, %xmm15
 	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
+	movdqu	%xmm6, 6480(%rdi)
 	pand	%xmm9, %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm15
 	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
+	pxor	6480(%rdi), %xmm6
+	pxor	6448(%rdi), %xmm5
 	pxor	%xmm5, %xmm4
 	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm13, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm4, 6432(%rdi)
+	pand	6448(%rdi), %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm2, %xmm4
 	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
+	movdqu	%xmm6, 6528(%rdi)
 	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
+	movdqu	%xmm4, 6544(%rdi)
 	pxor	%xmm1, %xmm4
 	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm5, %xmm13
 	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm7
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm0, %xmm13
 	pxor	%xmm6, %xmm13
 	pxor	%xmm2, %xmm13
@@ -21056,63 +14404,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm7, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
+	pxor	6528(%rdi), %xmm2
 	pxor	%xmm2, %xmm12
 	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm2
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm6
 	pand	%xmm1, %xmm6
 	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm2, %xmm1
 	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
+	pxor	6544(%rdi), %xmm2
+	movdqu	6512(%rdi), %xmm7
 	pand	%xmm12, %xmm7
 	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm2, %xmm13
 	pand	%xmm2, %xmm1
 	pxor	%xmm1, %xmm4
 	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm4, %xmm1
 	movdqa	%xmm2, %xmm15
 	pxor	%xmm4, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm0
 	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
+	pxor	6432(%rdi), %xmm2
+	movdqu	6432(%rdi), %xmm5
+	pand	6448(%rdi), %xmm5
 	pxor	%xmm12, %xmm5
 	pxor	%xmm12, %xmm14
 	pxor	%xmm5, %xmm0
 	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm2, %xmm12
 	pxor	%xmm10, %xmm5
 	pxor	%xmm5, %xmm3
 	pand	%xmm2, %xmm9
 	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
+	pand	6416(%rdi), %xmm4
 	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
+	pand	6464(%rdi), %xmm2
 	pxor	%xmm9, %xmm8
 	pxor	%xmm15, %xmm2
 	pxor	%xmm14, %xmm15
@@ -21185,223 +14533,48 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm12, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	1536(%rdi), %xmm2
-	pxor	1552(%rdi), %xmm3
-	pxor	1568(%rdi), %xmm4
-	pxor	1584(%rdi), %xmm5
-	pxor	1600(%rdi), %xmm6
-	pxor	1616(%rdi), %xmm8
-	pxor	1632(%rdi), %xmm9
-	pxor	1648(%rdi), %xmm14
+	pxor	4608(%rdi), %xmm2
+	pxor	4624(%rdi), %xmm3
+	pxor	4640(%rdi), %xmm4
+	pxor	4656(%rdi), %xmm5
+	pxor	4672(%rdi), %xmm6
+	pxor	4688(%rdi), %xmm8
+	pxor	4704(%rdi), %xmm9
+	pxor	4720(%rdi), %xmm14
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
 	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
+	pxor	7040(%rdi), %xmm0
+	movdqu	%xmm0, (%r11)
 	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
+	pxor	7056(%rdi), %xmm0
+	movdqu	%xmm0, 16(%r11)
 	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
+	pxor	7072(%rdi), %xmm0
+	movdqu	%xmm0, 32(%r11)
 	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm14
-	movdqa	352(%rdi), %xmm0
-	movdqa	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 3968(%rdi)
-	movdqa	%xmm3, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 3984(%rdi)
-	movdqa	%xmm4, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4000(%rdi)
-	movdqa	%xmm5, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4016(%rdi)
-	movdqa	%xmm6, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4032(%rdi)
-	movdqa	%xmm8, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4048(%rdi)
-	movdqa	%xmm9, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4064(%rdi)
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 4080(%rdi)
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm14
-	movdqa	%xmm2, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm3, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm3
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm4
+	pxor	7088(%rdi), %xmm0
+	movdqu	%xmm0, 48(%r11)
 	movdqa	%xmm6, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm9, %xmm0
-	psrlq	$1, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$1, %xmm0
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm2, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm4, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm4
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm5, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm6, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm6
+	pxor	7104(%rdi), %xmm0
+	movdqu	%xmm0, 64(%r11)
 	movdqa	%xmm8, %xmm0
-	psrlq	$2, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$2, %xmm0
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm2, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm6, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm6
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm3, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm8, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm8
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm4, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm9, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm9
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm5, %xmm0
-	psrlq	$4, %xmm0
-	pxor	%xmm14, %xmm0
-	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128(%rip), %xmm0
-	pxor	%xmm0, %xmm14
-	psllq	$4, %xmm0
-	pxor	%xmm0, %xmm5
+	pxor	7120(%rdi), %xmm0
+	movdqu	%xmm0, 80(%r11)
+	movdqa	%xmm9, %xmm0
+	pxor	7136(%rdi), %xmm0
+	movdqu	%xmm0, 96(%r11)
+	movdqa	%xmm14, %xmm0
+	pxor	7152(%rdi), %xmm0
+	movdqu	%xmm0, 112(%r11)
+	shrq	$3, %r10
+	movzbl	7168(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_group_counted_3
+	movb	$1, 7168(%rdi,%r10,1)
+	addq	$8, 336(%rdi)
+.Laesgen_bitsliced128_face_r1_xor_stream_group_counted_3:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm0
 	pxor	%xmm4, %xmm0
@@ -21415,55 +14588,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm1, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm2, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm2, 6448(%rdi)
 	pxor	%xmm9, %xmm2
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm13
-	pxor	3376(%rdi), %xmm13
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm13
+	pxor	6448(%rdi), %xmm13
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm1, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 3424(%rdi)
-	pxor	3344(%rdi), %xmm3
-	movdqu	%xmm3, 3440(%rdi)
+	movdqu	%xmm3, 6496(%rdi)
+	pxor	6416(%rdi), %xmm3
+	movdqu	%xmm3, 6512(%rdi)
 	pand	%xmm13, %xmm3
 	pxor	%xmm12, %xmm3
 	pxor	%xmm15, %xmm3
-	pxor	3360(%rdi), %xmm3
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm3
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm3, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm14, %xmm12
-	pxor	3456(%rdi), %xmm14
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm14
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm2, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -21471,63 +14644,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm14, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm3, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm3
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm3
 	pand	%xmm12, %xmm3
-	pxor	3504(%rdi), %xmm3
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm3
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm3, %xmm9
 	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 3360(%rdi)
+	movdqu	%xmm3, 6432(%rdi)
 	pxor	%xmm4, %xmm3
-	pand	3504(%rdi), %xmm3
+	pand	6576(%rdi), %xmm3
 	pxor	%xmm3, %xmm11
 	pand	%xmm11, %xmm13
 	pxor	%xmm4, %xmm3
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm2
-	movdqu	3488(%rdi), %xmm14
+	movdqu	6560(%rdi), %xmm14
 	pand	%xmm4, %xmm14
 	pand	%xmm4, %xmm3
 	pxor	%xmm3, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm3
+	movdqu	6496(%rdi), %xmm3
 	pand	%xmm6, %xmm3
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm2
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm13
 	pxor	%xmm8, %xmm2
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm1
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm0
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm1, %xmm0
 	pxor	%xmm15, %xmm4
 	pxor	%xmm13, %xmm15
@@ -21600,18 +14773,18 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l0128(%rip), %xmm10
 	pxor	%xmm10, %xmm13
-	pxor	1664(%rdi), %xmm0
-	pxor	1680(%rdi), %xmm1
-	pxor	1696(%rdi), %xmm4
-	pxor	1712(%rdi), %xmm5
-	pxor	1728(%rdi), %xmm6
-	pxor	1744(%rdi), %xmm8
-	pxor	1760(%rdi), %xmm9
-	pxor	1776(%rdi), %xmm13
-	leaq	1792(%rdi), %r10
+	pxor	4736(%rdi), %xmm0
+	pxor	4752(%rdi), %xmm1
+	pxor	4768(%rdi), %xmm4
+	pxor	4784(%rdi), %xmm5
+	pxor	4800(%rdi), %xmm6
+	pxor	4816(%rdi), %xmm8
+	pxor	4832(%rdi), %xmm9
+	pxor	4848(%rdi), %xmm13
+	leaq	4864(%rdi), %r10
 	leaq	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rotations128+32(%rip), %rbx
 	movq	$11, %r11
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_12:
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_6:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
 	pxor	%xmm4, %xmm2
@@ -21625,55 +14798,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm3, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm9, %xmm0
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm3, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm12, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm1, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm13
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm0, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -21681,63 +14854,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm13, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm1, %xmm9
 	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm11
 	pand	%xmm11, %xmm14
 	pxor	%xmm4, %xmm1
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm4, %xmm13
 	pand	%xmm4, %xmm1
 	pxor	%xmm1, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm6, %xmm1
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm0
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm14
 	pxor	%xmm8, %xmm0
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm3
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm3, %xmm2
 	pxor	%xmm15, %xmm4
 	pxor	%xmm14, %xmm15
@@ -21824,7 +14997,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	addq	$128, %r10
 	addq	$32, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_12
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_bs_round_6
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
 	pxor	%xmm4, %xmm2
@@ -21838,55 +15011,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm5, %xmm9
 	pxor	%xmm4, %xmm5
 	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 3328(%rdi)
+	movdqu	%xmm5, 6400(%rdi)
 	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 3344(%rdi)
+	movdqu	%xmm4, 6416(%rdi)
 	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 3360(%rdi)
+	movdqu	%xmm9, 6432(%rdi)
 	pxor	%xmm3, %xmm9
 	movdqa	%xmm5, %xmm11
-	pxor	3344(%rdi), %xmm11
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm11
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm9, %xmm0
 	movdqa	%xmm10, %xmm12
-	pand	3328(%rdi), %xmm12
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm12
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm5, %xmm15
 	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 3408(%rdi)
+	movdqu	%xmm9, 6480(%rdi)
 	pand	%xmm3, %xmm9
 	pxor	%xmm9, %xmm4
 	pxor	%xmm9, %xmm15
 	movdqa	%xmm8, %xmm9
-	pxor	3408(%rdi), %xmm9
-	pxor	3376(%rdi), %xmm8
+	pxor	6480(%rdi), %xmm9
+	pxor	6448(%rdi), %xmm8
 	pxor	%xmm8, %xmm6
 	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm12, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm6, 3360(%rdi)
-	pand	3376(%rdi), %xmm6
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm6, 6432(%rdi)
+	pand	6448(%rdi), %xmm6
 	pxor	%xmm12, %xmm6
 	pxor	%xmm4, %xmm6
 	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 3456(%rdi)
+	movdqu	%xmm9, 6528(%rdi)
 	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 3472(%rdi)
+	movdqu	%xmm6, 6544(%rdi)
 	pxor	%xmm1, %xmm6
 	movdqa	%xmm8, %xmm11
-	pand	3424(%rdi), %xmm11
+	pand	6496(%rdi), %xmm11
 	movdqa	%xmm8, %xmm12
 	pxor	%xmm13, %xmm12
-	pxor	3456(%rdi), %xmm13
-	movdqu	%xmm12, 3488(%rdi)
+	pxor	6528(%rdi), %xmm13
+	movdqu	%xmm12, 6560(%rdi)
 	pand	%xmm0, %xmm12
 	pxor	%xmm9, %xmm12
 	pxor	%xmm4, %xmm12
@@ -21894,63 +15067,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm13, %xmm12
 	pxor	%xmm15, %xmm11
 	movdqa	%xmm7, %xmm4
-	pxor	3456(%rdi), %xmm4
+	pxor	6528(%rdi), %xmm4
 	pxor	%xmm4, %xmm11
 	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 3504(%rdi)
+	movdqu	%xmm12, 6576(%rdi)
 	pxor	%xmm11, %xmm12
 	movdqa	%xmm1, %xmm4
-	pxor	3504(%rdi), %xmm4
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm4
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm12, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm9
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm9
 	pand	%xmm1, %xmm9
 	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm4, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm11
 	pand	%xmm11, %xmm14
 	pxor	%xmm4, %xmm1
 	pand	%xmm6, %xmm4
-	pxor	3472(%rdi), %xmm4
-	movdqu	3440(%rdi), %xmm12
+	pxor	6544(%rdi), %xmm4
+	movdqu	6512(%rdi), %xmm12
 	pand	%xmm11, %xmm12
 	pand	%xmm4, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm4, %xmm13
 	pand	%xmm4, %xmm1
 	pxor	%xmm1, %xmm6
 	pand	%xmm6, %xmm8
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm6, %xmm1
 	movdqa	%xmm4, %xmm15
 	pxor	%xmm6, %xmm15
 	pand	%xmm15, %xmm7
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm11, %xmm6
-	pxor	3360(%rdi), %xmm11
+	pxor	6432(%rdi), %xmm11
 	pand	%xmm11, %xmm10
-	pand	3328(%rdi), %xmm11
+	pand	6400(%rdi), %xmm11
 	pxor	%xmm15, %xmm0
 	pxor	%xmm8, %xmm15
-	pxor	3360(%rdi), %xmm4
-	movdqu	3360(%rdi), %xmm8
-	pand	3376(%rdi), %xmm8
+	pxor	6432(%rdi), %xmm4
+	movdqu	6432(%rdi), %xmm8
+	pand	6448(%rdi), %xmm8
 	pxor	%xmm11, %xmm8
 	pxor	%xmm11, %xmm14
 	pxor	%xmm8, %xmm0
 	pand	%xmm6, %xmm5
-	movdqu	3408(%rdi), %xmm11
+	movdqu	6480(%rdi), %xmm11
 	pand	%xmm4, %xmm11
 	pxor	%xmm7, %xmm8
 	pxor	%xmm8, %xmm5
 	pand	%xmm4, %xmm3
 	pxor	%xmm6, %xmm4
-	pand	3344(%rdi), %xmm6
+	pand	6416(%rdi), %xmm6
 	pand	%xmm4, %xmm2
-	pand	3392(%rdi), %xmm4
+	pand	6464(%rdi), %xmm4
 	pxor	%xmm3, %xmm2
 	pxor	%xmm15, %xmm4
 	pxor	%xmm14, %xmm15
@@ -21972,14 +15145,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm11, %xmm10
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm0
-	pxor	3200(%rdi), %xmm7
-	pxor	3216(%rdi), %xmm1
-	pxor	3232(%rdi), %xmm12
-	pxor	3248(%rdi), %xmm0
-	pxor	3264(%rdi), %xmm15
-	pxor	3280(%rdi), %xmm13
-	pxor	3296(%rdi), %xmm11
-	pxor	3312(%rdi), %xmm10
+	pxor	6272(%rdi), %xmm7
+	pxor	6288(%rdi), %xmm1
+	pxor	6304(%rdi), %xmm12
+	pxor	6320(%rdi), %xmm0
+	pxor	6336(%rdi), %xmm15
+	pxor	6352(%rdi), %xmm13
+	pxor	6368(%rdi), %xmm11
+	pxor	6384(%rdi), %xmm10
 	movdqa	%xmm7, %xmm2
 	psrlq	$1, %xmm2
 	pxor	%xmm1, %xmm2
@@ -22064,70 +15237,91 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	movdqu	%xmm7, 3840(%rdi)
-	movdqu	%xmm1, 3856(%rdi)
-	movdqu	%xmm12, 3872(%rdi)
-	movdqu	%xmm0, 3888(%rdi)
-	movdqu	%xmm15, 3904(%rdi)
-	movdqu	%xmm13, 3920(%rdi)
-	movdqu	%xmm11, 3936(%rdi)
-	movdqu	%xmm10, 3952(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r1_xor_stream_partial256_2
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r1_xor_stream_partial256_2
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, (%rsi)
+	movdqu	16(%rdx), %xmm2
+	pxor	%xmm2, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm1
+	pxor	%xmm1, %xmm12
+	movdqu	%xmm12, 32(%rsi)
+	movdqu	48(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, 48(%rsi)
+	movdqu	64(%rdx), %xmm0
+	pxor	%xmm0, %xmm15
+	movdqu	%xmm15, 64(%rsi)
+	movdqu	80(%rdx), %xmm0
+	pxor	%xmm0, %xmm13
+	movdqu	%xmm13, 80(%rsi)
+	movdqu	96(%rdx), %xmm0
+	pxor	%xmm0, %xmm11
+	movdqu	%xmm11, 96(%rsi)
+	movdqu	112(%rdx), %xmm0
+	pxor	%xmm0, %xmm10
+	movdqu	%xmm10, 112(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_top256
+.Laesgen_bitsliced128_face_r1_xor_stream_partial256_2:
+	movdqu	%xmm7, 6912(%rdi)
+	movdqu	%xmm1, 6928(%rdi)
+	movdqu	%xmm12, 6944(%rdi)
+	movdqu	%xmm0, 6960(%rdi)
+	movdqu	%xmm15, 6976(%rdi)
+	movdqu	%xmm13, 6992(%rdi)
+	movdqu	%xmm11, 7008(%rdi)
+	movdqu	%xmm10, 7024(%rdi)
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume256
+.Laesgen_bitsliced128_face_r1_xor_stream_consume256:
+	movq	%r9, %rbx
+	andq	$7, %rbx
+	shlq	$4, %rbx
+	leaq	6912(%rdi,%rbx,1), %r9
+	movq	$128, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r1_xor_stream_tail_n_6
+	jae	.Laesgen_bitsliced128_face_r1_xor_stream_consume_n_3
 	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_n_6:
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_n_3:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole_6:
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_whole_3:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced128_face_r1_xor_stream_tail_part_6
-	movdqu	3840(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced128_face_r1_xor_stream_consume_part_3
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqu	(%rdx,%r11,1), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqu	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_tail_whole_6
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_part_6:
+	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_consume_whole_3
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_part_3:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_tail_used_6
+	je	.Laesgen_bitsliced128_face_r1_xor_stream_consume_used_3
 	movq	%r11, %rbx
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte_6:
-	movzbl	3840(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_byte_3:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced128_face_r1_xor_stream_tail_byte_6
-	movdqu	3840(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced128_face_r1_xor_stream_consume_byte_3
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqa	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_used_6:
+.Laesgen_bitsliced128_face_r1_xor_stream_consume_used_3:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_entry_3:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_tail_entries_done_3
-	movq	%rbp, %rbx
-	shlq	$4, %rbx
-	leaq	(%r9,%rbp,1), %r12
-	movl	3968(%rdi,%rbx,1), %ebx
-	movl	%ebx, 384(%rdi,%r12,4)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_tail_entry_3
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_entries_done_3:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill_counted_3
-	movq	$256, %rbx
-.Laesgen_bitsliced128_face_r1_xor_stream_tail_fill_counted_3:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -22259,55 +15453,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm3, %xmm6
 	pxor	%xmm2, %xmm3
 	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 3328(%rdi)
+	movdqu	%xmm3, 6400(%rdi)
 	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 3344(%rdi)
+	movdqu	%xmm2, 6416(%rdi)
 	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 3360(%rdi)
+	movdqu	%xmm6, 6432(%rdi)
 	pxor	%xmm9, %xmm6
 	movdqa	%xmm3, %xmm12
-	pxor	3344(%rdi), %xmm12
-	movdqu	%xmm0, 3376(%rdi)
+	pxor	6416(%rdi), %xmm12
+	movdqu	%xmm0, 6448(%rdi)
 	pxor	%xmm6, %xmm0
 	movdqa	%xmm11, %xmm13
-	pand	3328(%rdi), %xmm13
-	movdqu	3328(%rdi), %xmm14
-	pxor	3376(%rdi), %xmm14
+	pand	6400(%rdi), %xmm13
+	movdqu	6400(%rdi), %xmm14
+	pxor	6448(%rdi), %xmm14
 	movdqa	%xmm3, %xmm15
 	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 3392(%rdi)
+	movdqu	%xmm15, 6464(%rdi)
 	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 3408(%rdi)
+	movdqu	%xmm6, 6480(%rdi)
 	pand	%xmm9, %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm15
 	movdqa	%xmm5, %xmm6
-	pxor	3408(%rdi), %xmm6
-	pxor	3376(%rdi), %xmm5
+	pxor	6480(%rdi), %xmm6
+	pxor	6448(%rdi), %xmm5
 	pxor	%xmm5, %xmm4
 	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 3424(%rdi)
-	pxor	3344(%rdi), %xmm1
-	movdqu	%xmm1, 3440(%rdi)
+	movdqu	%xmm1, 6496(%rdi)
+	pxor	6416(%rdi), %xmm1
+	movdqu	%xmm1, 6512(%rdi)
 	pand	%xmm14, %xmm1
 	pxor	%xmm13, %xmm1
 	pxor	%xmm15, %xmm1
-	pxor	3360(%rdi), %xmm1
-	movdqu	%xmm4, 3360(%rdi)
-	pand	3376(%rdi), %xmm4
+	pxor	6432(%rdi), %xmm1
+	movdqu	%xmm4, 6432(%rdi)
+	pand	6448(%rdi), %xmm4
 	pxor	%xmm13, %xmm4
 	pxor	%xmm2, %xmm4
 	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 3456(%rdi)
+	movdqu	%xmm6, 6528(%rdi)
 	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 3472(%rdi)
+	movdqu	%xmm4, 6544(%rdi)
 	pxor	%xmm1, %xmm4
 	movdqa	%xmm5, %xmm12
-	pand	3424(%rdi), %xmm12
+	pand	6496(%rdi), %xmm12
 	movdqa	%xmm5, %xmm13
 	pxor	%xmm7, %xmm13
-	pxor	3456(%rdi), %xmm7
-	movdqu	%xmm13, 3488(%rdi)
+	pxor	6528(%rdi), %xmm7
+	movdqu	%xmm13, 6560(%rdi)
 	pand	%xmm0, %xmm13
 	pxor	%xmm6, %xmm13
 	pxor	%xmm2, %xmm13
@@ -22315,63 +15509,63 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm7, %xmm13
 	pxor	%xmm15, %xmm12
 	movdqa	%xmm10, %xmm2
-	pxor	3456(%rdi), %xmm2
+	pxor	6528(%rdi), %xmm2
 	pxor	%xmm2, %xmm12
 	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 3504(%rdi)
+	movdqu	%xmm13, 6576(%rdi)
 	pxor	%xmm12, %xmm13
 	movdqa	%xmm1, %xmm2
-	pxor	3504(%rdi), %xmm2
-	pxor	3472(%rdi), %xmm1
+	pxor	6576(%rdi), %xmm2
+	pxor	6544(%rdi), %xmm1
 	pand	%xmm13, %xmm1
-	pxor	3504(%rdi), %xmm1
-	movdqu	3360(%rdi), %xmm6
+	pxor	6576(%rdi), %xmm1
+	movdqu	6432(%rdi), %xmm6
 	pand	%xmm1, %xmm6
 	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 3360(%rdi)
+	movdqu	%xmm1, 6432(%rdi)
 	pxor	%xmm2, %xmm1
-	pand	3504(%rdi), %xmm1
+	pand	6576(%rdi), %xmm1
 	pxor	%xmm1, %xmm12
 	pand	%xmm12, %xmm14
 	pxor	%xmm2, %xmm1
 	pand	%xmm4, %xmm2
-	pxor	3472(%rdi), %xmm2
-	movdqu	3440(%rdi), %xmm7
+	pxor	6544(%rdi), %xmm2
+	movdqu	6512(%rdi), %xmm7
 	pand	%xmm12, %xmm7
 	pand	%xmm2, %xmm0
-	movdqu	3488(%rdi), %xmm13
+	movdqu	6560(%rdi), %xmm13
 	pand	%xmm2, %xmm13
 	pand	%xmm2, %xmm1
 	pxor	%xmm1, %xmm4
 	pand	%xmm4, %xmm5
-	movdqu	3424(%rdi), %xmm1
+	movdqu	6496(%rdi), %xmm1
 	pand	%xmm4, %xmm1
 	movdqa	%xmm2, %xmm15
 	pxor	%xmm4, %xmm15
 	pand	%xmm15, %xmm10
-	pand	3456(%rdi), %xmm15
+	pand	6528(%rdi), %xmm15
 	pxor	%xmm12, %xmm4
-	pxor	3360(%rdi), %xmm12
+	pxor	6432(%rdi), %xmm12
 	pand	%xmm12, %xmm11
-	pand	3328(%rdi), %xmm12
+	pand	6400(%rdi), %xmm12
 	pxor	%xmm15, %xmm0
 	pxor	%xmm5, %xmm15
-	pxor	3360(%rdi), %xmm2
-	movdqu	3360(%rdi), %xmm5
-	pand	3376(%rdi), %xmm5
+	pxor	6432(%rdi), %xmm2
+	movdqu	6432(%rdi), %xmm5
+	pand	6448(%rdi), %xmm5
 	pxor	%xmm12, %xmm5
 	pxor	%xmm12, %xmm14
 	pxor	%xmm5, %xmm0
 	pand	%xmm4, %xmm3
-	movdqu	3408(%rdi), %xmm12
+	movdqu	6480(%rdi), %xmm12
 	pand	%xmm2, %xmm12
 	pxor	%xmm10, %xmm5
 	pxor	%xmm5, %xmm3
 	pand	%xmm2, %xmm9
 	pxor	%xmm4, %xmm2
-	pand	3344(%rdi), %xmm4
+	pand	6416(%rdi), %xmm4
 	pand	%xmm2, %xmm8
-	pand	3392(%rdi), %xmm2
+	pand	6464(%rdi), %xmm2
 	pxor	%xmm9, %xmm8
 	pxor	%xmm15, %xmm2
 	pxor	%xmm14, %xmm15
@@ -22444,14 +15638,14 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm12, %xmm9
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_rot2_l3128(%rip), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	1536(%rdi), %xmm2
-	pxor	1552(%rdi), %xmm3
-	pxor	1568(%rdi), %xmm4
-	pxor	1584(%rdi), %xmm5
-	pxor	1600(%rdi), %xmm6
-	pxor	1616(%rdi), %xmm8
-	pxor	1632(%rdi), %xmm9
-	pxor	1648(%rdi), %xmm14
+	pxor	4608(%rdi), %xmm2
+	pxor	4624(%rdi), %xmm3
+	pxor	4640(%rdi), %xmm4
+	pxor	4656(%rdi), %xmm5
+	pxor	4672(%rdi), %xmm6
+	pxor	4688(%rdi), %xmm8
+	pxor	4704(%rdi), %xmm9
+	pxor	4720(%rdi), %xmm14
 	movdqa	%xmm2, %xmm0
 	psrlq	$1, %xmm0
 	pxor	%xmm3, %xmm0
@@ -22538,9 +15732,55 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm0, %xmm5
 	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128(%rip), %xmm2
 	movdqa	%xmm2, 352(%rdi)
+	pshufb	.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128(%rip), %xmm2
+	pxor	%xmm0, %xmm0
+	movdqa	%xmm2, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm3
+	psubb	%xmm1, %xmm3
+	movdqa	%xmm2, %xmm1
+	psrlq	$1, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm4
+	psubb	%xmm1, %xmm4
+	movdqa	%xmm2, %xmm1
+	psrlq	$2, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm5
+	psubb	%xmm1, %xmm5
+	movdqa	%xmm2, %xmm1
+	psrlq	$3, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm6
+	psubb	%xmm1, %xmm6
+	movdqa	%xmm2, %xmm1
+	psrlq	$4, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm7
+	psubb	%xmm1, %xmm7
+	movdqa	%xmm2, %xmm1
+	psrlq	$5, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm8
+	psubb	%xmm1, %xmm8
+	movdqa	%xmm2, %xmm1
+	psrlq	$6, %xmm1
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm1
+	movdqa	%xmm0, %xmm9
+	psubb	%xmm1, %xmm9
+	psrlq	$7, %xmm2
+	pand	.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128(%rip), %xmm2
+	psubb	%xmm2, %xmm0
+	movdqa	%xmm3, 7040(%rdi)
+	movdqa	%xmm4, 7056(%rdi)
+	movdqa	%xmm5, 7072(%rdi)
+	movdqa	%xmm6, 7088(%rdi)
+	movdqa	%xmm7, 7104(%rdi)
+	movdqa	%xmm8, 7120(%rdi)
+	movdqa	%xmm9, 7136(%rdi)
+	movdqa	%xmm0, 7152(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -22548,19 +15788,15 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced128_face_r1_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced128_face_r1_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced128_face_r1_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced128_face_r1_xor_stream_window_ok256
 .Laesgen_bitsliced128_face_r1_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 7168(%rdi)
+	movq	$0, 7176(%rdi)
+	movq	$0, 7184(%rdi)
+	movq	$0, 7192(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r1_xor_stream_window_ok256
 .Laesgen_bitsliced128_face_r1_xor_stream_return:
 	pxor	%xmm0, %xmm0
@@ -22579,24 +15815,11 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	pxor	%xmm13, %xmm13
 	pxor	%xmm14, %xmm14
 	pxor	%xmm15, %xmm15
-	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_bitsliced128_face_r1_xor_stream, .-aesgen_bitsliced128_face_r1_xor_stream
 	.section	.rodata
-	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128:
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
-	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128:
-	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
-	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128:
-	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
-	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128:
-	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	4
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l0128:
 	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
@@ -22638,6 +15861,15 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.p2align	4
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_m55128:
+	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
+	.p2align	4
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_m33128:
+	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
+	.p2align	4
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_m0f128:
+	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
+	.p2align	4
 .Laesgen_bitsliced128_face_r1_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
@@ -22674,8 +15906,11 @@ aesgen_bitsliced128_face_r1_xor_stream:
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout3128:
 	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 	.p2align	4
-.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128:
-	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout3128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.p2align	4
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_m01128:
+	.byte	0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01
 	.p2align	4
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_rot1_l2128:
 	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
@@ -22691,9 +15926,12 @@ aesgen_bitsliced128_face_r1_xor_stream:
 	.p2align	4
 .Laesgen_bitsliced128_face_r1_xor_stream_bs_unlayout1128:
 	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
+	.p2align	4
+.Laesgen_bitsliced128_face_r1_xor_stream_bs_layout1128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
 
 
-# wipe(ctx): zero all 4096 bytes of the context.
+# wipe(ctx): zero all 7232 bytes of the context.
 # Requires: SSE2
 	.text
 	.globl	aesgen_bitsliced128_face_r1_wipe
@@ -22702,7 +15940,7 @@ aesgen_bitsliced128_face_r1_xor_stream:
 aesgen_bitsliced128_face_r1_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
-	movq	$64, %rax
+	movq	$113, %rax
 .Laesgen_bitsliced128_face_r1_wipe_zero:
 	movdqu	%xmm0, (%rdi)
 	movdqu	%xmm0, 16(%rdi)

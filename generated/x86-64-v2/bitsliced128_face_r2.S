@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: SSE2, SSSE3
- *   Context: 7168 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
+ *   Context: 7232 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_bitsliced128_face_r2_init   requires SSE2, SSSE3
@@ -37,7 +37,7 @@ aesgen_bitsliced128_face_r2_init:
 .Laesgen_bitsliced128_face_r2_init_accepted:
 	pxor	%xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$112, %r8
+	movq	$113, %r8
 .Laesgen_bitsliced128_face_r2_init_zero:
 	movdqu	%xmm0, (%rax)
 	movdqu	%xmm0, 16(%rax)
@@ -8817,8 +8817,6 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	pushq	%r12
-	pushq	%r13
 	testq	%rcx, %rcx
 	je	.Laesgen_bitsliced128_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -8864,117 +8862,31 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_refresh128
 .Laesgen_bitsliced128_face_r2_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	cmpq	$128, %rcx
-	jb	.Laesgen_bitsliced128_face_r2_xor_stream_single128
-	cmpq	$248, %r9
-	ja	.Laesgen_bitsliced128_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_fill8_128
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	movdqa	368(%rdi), %xmm7
-	movdqa	%xmm7, %xmm0
-	pxor	(%r9), %xmm0
-	movdqa	%xmm7, %xmm1
-	pxor	16(%r9), %xmm1
-	movdqa	%xmm7, %xmm2
-	pxor	32(%r9), %xmm2
-	movdqa	%xmm7, %xmm3
-	pxor	48(%r9), %xmm3
-	movdqa	%xmm7, %xmm4
-	pxor	64(%r9), %xmm4
-	movdqa	%xmm7, %xmm5
-	pxor	80(%r9), %xmm5
-	movdqa	%xmm7, %xmm6
-	pxor	96(%r9), %xmm6
-	pxor	112(%r9), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	leaq	4864(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %r11
-	movq	$7, %r10
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_fill128
+	movq	%r9, %r10
+	andq	$-8, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	movdqu	(%r10), %xmm0
+	pxor	7040(%rdi), %xmm0
+	movdqu	16(%r10), %xmm1
+	pxor	7056(%rdi), %xmm1
+	movdqu	32(%r10), %xmm2
+	pxor	7072(%rdi), %xmm2
+	movdqu	48(%r10), %xmm3
+	pxor	7088(%rdi), %xmm3
+	movdqu	64(%r10), %xmm4
+	pxor	7104(%rdi), %xmm4
+	movdqu	80(%r10), %xmm5
+	pxor	7120(%rdi), %xmm5
+	movdqu	96(%r10), %xmm6
+	pxor	7136(%rdi), %xmm6
+	movdqu	112(%r10), %xmm7
+	pxor	7152(%rdi), %xmm7
+	leaq	4864(%rdi), %r10
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
+	movq	$7, %r11
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_round:
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm4, %xmm8
@@ -9124,21 +9036,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	(%r11), %xmm2
+	pshufb	(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	(%r11), %xmm3
+	pshufb	(%rbx), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	(%r11), %xmm4
+	pshufb	(%rbx), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	(%r11), %xmm5
+	pshufb	(%rbx), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
+	pshufb	(%rbx), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	(%r11), %xmm8
+	pshufb	(%rbx), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	(%r11), %xmm9
+	pshufb	(%rbx), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	(%r11), %xmm14
+	pshufb	(%rbx), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -9158,30 +9070,30 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	16(%r11), %xmm10
+	pshufb	16(%rbx), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	16(%r11), %xmm1
+	pshufb	16(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	16(%r11), %xmm7
+	pshufb	16(%rbx), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	16(%r11), %xmm0
+	pshufb	16(%rbx), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	16(%r11), %xmm15
+	pshufb	16(%rbx), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm13
+	pshufb	16(%rbx), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	16(%r11), %xmm12
+	pshufb	16(%rbx), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	16(%r11), %xmm11
+	pshufb	16(%rbx), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	(%r9), %xmm2
-	pxor	16(%r9), %xmm3
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm14
+	pxor	(%r10), %xmm2
+	pxor	16(%r10), %xmm3
+	pxor	32(%r10), %xmm4
+	pxor	48(%r10), %xmm5
+	pxor	64(%r10), %xmm6
+	pxor	80(%r10), %xmm8
+	pxor	96(%r10), %xmm9
+	pxor	112(%r10), %xmm14
 	movdqa	%xmm2, %xmm0
 	movdqa	%xmm3, %xmm1
 	movdqa	%xmm4, %xmm2
@@ -9190,9 +9102,9 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm8, %xmm5
 	movdqa	%xmm9, %xmm6
 	movdqa	%xmm14, %xmm7
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
+	addq	$128, %r10
+	addq	$32, %rbx
+	decq	%r11
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm4, %xmm8
@@ -9433,6 +9345,10 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm11
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_partial128
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r2_xor_stream_partial128
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm10
 	movdqu	%xmm10, (%rsi)
@@ -9463,36 +9379,41 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_top128
-.Laesgen_bitsliced128_face_r2_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
+.Laesgen_bitsliced128_face_r2_xor_stream_partial128:
+	movdqu	%xmm10, 6912(%rdi)
+	movdqu	%xmm1, 6928(%rdi)
+	movdqu	%xmm7, 6944(%rdi)
+	movdqu	%xmm0, 6960(%rdi)
+	movdqu	%xmm15, 6976(%rdi)
+	movdqu	%xmm13, 6992(%rdi)
+	movdqu	%xmm12, 7008(%rdi)
+	movdqu	%xmm11, 7024(%rdi)
+	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_consume128
+.Laesgen_bitsliced128_face_r2_xor_stream_fill128:
+	movq	%r9, %r10
+	andq	$-8, %r10
+	movq	%rax, %r11
+	andq	$-8, %r11
+	movq	%r11, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm0, %xmm2
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm0, %xmm3
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm0, %xmm5
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm0, %xmm6
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	movdqa	%xmm0, %xmm7
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
 	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
 	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
@@ -9997,202 +9918,43 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	4816(%rdi), %xmm8
 	pxor	4832(%rdi), %xmm9
 	pxor	4848(%rdi), %xmm13
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
 	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
+	pxor	7040(%rdi), %xmm2
+	movdqu	%xmm2, (%r11)
 	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
+	pxor	7056(%rdi), %xmm2
+	movdqu	%xmm2, 16(%r11)
 	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
+	pxor	7072(%rdi), %xmm2
+	movdqu	%xmm2, 32(%r11)
 	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	movdqa	368(%rdi), %xmm2
-	movdqa	%xmm0, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, (%r9)
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 16(%r9)
-	movdqa	%xmm4, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 32(%r9)
-	movdqa	%xmm5, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 48(%r9)
-	movdqa	%xmm6, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 64(%r9)
-	movdqa	%xmm8, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 80(%r9)
-	movdqa	%xmm9, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 96(%r9)
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 112(%r9)
-	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
+	pxor	7088(%rdi), %xmm2
+	movdqu	%xmm2, 48(%r11)
 	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
+	pxor	7104(%rdi), %xmm2
+	movdqu	%xmm2, 64(%r11)
 	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	leaq	4864(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %r11
-	movq	$7, %r10
+	pxor	7120(%rdi), %xmm2
+	movdqu	%xmm2, 80(%r11)
+	movdqa	%xmm9, %xmm2
+	pxor	7136(%rdi), %xmm2
+	movdqu	%xmm2, 96(%r11)
+	movdqa	%xmm13, %xmm2
+	pxor	7152(%rdi), %xmm2
+	movdqu	%xmm2, 112(%r11)
+	shrq	$3, %r10
+	movzbl	7168(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_group_counted
+	movb	$1, 7168(%rdi,%r10,1)
+	addq	$8, 336(%rdi)
+.Laesgen_bitsliced128_face_r2_xor_stream_group_counted:
+	leaq	4864(%rdi), %r10
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
+	movq	$7, %r11
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_round_2:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
@@ -10342,21 +10104,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm7, %xmm2
-	pshufb	(%r11), %xmm2
+	pshufb	(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	(%r11), %xmm3
+	pshufb	(%rbx), %xmm3
 	movdqa	%xmm12, %xmm4
-	pshufb	(%r11), %xmm4
+	pshufb	(%rbx), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	(%r11), %xmm5
+	pshufb	(%rbx), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
+	pshufb	(%rbx), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	(%r11), %xmm8
+	pshufb	(%rbx), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	(%r11), %xmm9
+	pshufb	(%rbx), %xmm9
 	movdqa	%xmm10, %xmm14
-	pshufb	(%r11), %xmm14
+	pshufb	(%rbx), %xmm14
 	pxor	%xmm2, %xmm7
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm12
@@ -10376,36 +10138,36 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm10, %xmm3
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	16(%r11), %xmm7
+	pshufb	16(%rbx), %xmm7
 	pxor	%xmm7, %xmm2
-	pshufb	16(%r11), %xmm1
+	pshufb	16(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	16(%r11), %xmm12
+	pshufb	16(%rbx), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	16(%r11), %xmm0
+	pshufb	16(%rbx), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	16(%r11), %xmm15
+	pshufb	16(%rbx), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm13
+	pshufb	16(%rbx), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	16(%r11), %xmm11
+	pshufb	16(%rbx), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	16(%r11), %xmm10
+	pshufb	16(%rbx), %xmm10
 	pxor	%xmm10, %xmm14
-	pxor	(%r9), %xmm2
-	pxor	16(%r9), %xmm3
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm14
+	pxor	(%r10), %xmm2
+	pxor	16(%r10), %xmm3
+	pxor	32(%r10), %xmm4
+	pxor	48(%r10), %xmm5
+	pxor	64(%r10), %xmm6
+	pxor	80(%r10), %xmm8
+	pxor	96(%r10), %xmm9
+	pxor	112(%r10), %xmm14
 	movdqa	%xmm2, %xmm0
 	movdqa	%xmm3, %xmm1
 	movdqa	%xmm14, %xmm13
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
+	addq	$128, %r10
+	addq	$32, %rbx
+	decq	%r11
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_2
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
@@ -10646,13 +10408,10 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced128_face_r2_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_bitsliced128_face_r2_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_partial128_2
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r2_xor_stream_partial128_2
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -10683,1808 +10442,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_top128
-.Laesgen_bitsliced128_face_r2_xor_stream_single128:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill128
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	movdqa	368(%rdi), %xmm7
-	movdqa	%xmm7, %xmm0
-	pxor	(%r10), %xmm0
-	movdqa	%xmm7, %xmm1
-	pxor	16(%r10), %xmm1
-	movdqa	%xmm7, %xmm2
-	pxor	32(%r10), %xmm2
-	movdqa	%xmm7, %xmm3
-	pxor	48(%r10), %xmm3
-	movdqa	%xmm7, %xmm4
-	pxor	64(%r10), %xmm4
-	movdqa	%xmm7, %xmm5
-	pxor	80(%r10), %xmm5
-	movdqa	%xmm7, %xmm6
-	pxor	96(%r10), %xmm6
-	pxor	112(%r10), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	leaq	4864(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
-	movq	$7, %r11
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_3:
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 6400(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 6416(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 6432(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	6416(%rdi), %xmm12
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	6400(%rdi), %xmm13
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 6480(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	6480(%rdi), %xmm6
-	pxor	6448(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm4, 6432(%rdi)
-	pand	6448(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 6528(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 6544(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	6496(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	6528(%rdi), %xmm7
-	movdqu	%xmm13, 6560(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	6528(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 6576(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	6576(%rdi), %xmm2
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	6544(%rdi), %xmm2
-	movdqu	6512(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	6432(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	6400(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	6432(%rdi), %xmm2
-	movdqu	6432(%rdi), %xmm5
-	pand	6448(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	6480(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	6416(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	6464(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	(%rbx), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	(%rbx), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	(%rbx), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%rbx), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	(%rbx), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	(%rbx), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	(%rbx), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	16(%rbx), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	16(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	16(%rbx), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	16(%rbx), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	16(%rbx), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%rbx), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	16(%rbx), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	16(%rbx), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	(%r10), %xmm2
-	pxor	16(%r10), %xmm3
-	pxor	32(%r10), %xmm4
-	pxor	48(%r10), %xmm5
-	pxor	64(%r10), %xmm6
-	pxor	80(%r10), %xmm8
-	pxor	96(%r10), %xmm9
-	pxor	112(%r10), %xmm14
-	movdqa	%xmm2, %xmm0
-	movdqa	%xmm3, %xmm1
-	movdqa	%xmm4, %xmm2
-	movdqa	%xmm5, %xmm3
-	movdqa	%xmm6, %xmm4
-	movdqa	%xmm8, %xmm5
-	movdqa	%xmm9, %xmm6
-	movdqa	%xmm14, %xmm7
-	addq	$128, %r10
-	addq	$32, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_3
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 6400(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 6416(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 6432(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	6416(%rdi), %xmm12
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	6400(%rdi), %xmm13
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 6480(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	6480(%rdi), %xmm6
-	pxor	6448(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm4, 6432(%rdi)
-	pand	6448(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 6528(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 6544(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	6496(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	6528(%rdi), %xmm7
-	movdqu	%xmm13, 6560(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	6528(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 6576(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	6576(%rdi), %xmm2
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	6544(%rdi), %xmm2
-	movdqu	6512(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	6432(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	6400(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	6432(%rdi), %xmm2
-	movdqu	6432(%rdi), %xmm5
-	pand	6448(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	6480(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	6416(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	6464(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	5760(%rdi), %xmm10
-	pxor	5776(%rdi), %xmm1
-	pxor	5792(%rdi), %xmm7
-	pxor	5808(%rdi), %xmm0
-	pxor	5824(%rdi), %xmm15
-	pxor	5840(%rdi), %xmm13
-	pxor	5856(%rdi), %xmm12
-	pxor	5872(%rdi), %xmm11
-	movdqa	%xmm10, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm10
-	movdqa	%xmm7, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm15, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm12, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm10, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm7, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm7
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm10
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm15, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm13, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm13
-	movdqa	%xmm10, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm15, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm15
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm10
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm7, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqu	%xmm10, 6912(%rdi)
-	movdqu	%xmm1, 6928(%rdi)
-	movdqu	%xmm7, 6944(%rdi)
-	movdqu	%xmm0, 6960(%rdi)
-	movdqu	%xmm15, 6976(%rdi)
-	movdqu	%xmm13, 6992(%rdi)
-	movdqu	%xmm12, 7008(%rdi)
-	movdqu	%xmm11, 7024(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r2_xor_stream_tail_n
-	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_n:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced128_face_r2_xor_stream_tail_part
-	movdqu	6912(%rdi,%r9,1), %xmm0
-	movdqu	(%rdx,%r9,1), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_part:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_tail_used
-	movq	%r9, %r11
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte:
-	movzbl	6912(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte
-	movdqu	6912(%rdi,%r9,1), %xmm0
-	movdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_used:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_top128
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill128:
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 6400(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 6416(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 6432(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	6416(%rdi), %xmm12
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	6400(%rdi), %xmm13
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 6480(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	6480(%rdi), %xmm6
-	pxor	6448(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm4, 6432(%rdi)
-	pand	6448(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 6528(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 6544(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	6496(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	6528(%rdi), %xmm7
-	movdqu	%xmm13, 6560(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	6528(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 6576(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	6576(%rdi), %xmm2
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	6544(%rdi), %xmm2
-	movdqu	6512(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	6432(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	6400(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	6432(%rdi), %xmm2
-	movdqu	6432(%rdi), %xmm5
-	pand	6448(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	6480(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	6416(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	6464(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	4608(%rdi), %xmm2
-	pxor	4624(%rdi), %xmm3
-	pxor	4640(%rdi), %xmm4
-	pxor	4656(%rdi), %xmm5
-	pxor	4672(%rdi), %xmm6
-	pxor	4688(%rdi), %xmm8
-	pxor	4704(%rdi), %xmm9
-	pxor	4720(%rdi), %xmm14
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 6400(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 6416(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 6432(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	6416(%rdi), %xmm11
-	movdqu	%xmm2, 6448(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	6400(%rdi), %xmm12
-	movdqu	6400(%rdi), %xmm13
-	pxor	6448(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 6480(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	6480(%rdi), %xmm9
-	pxor	6448(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 6496(%rdi)
-	pxor	6416(%rdi), %xmm3
-	movdqu	%xmm3, 6512(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	6432(%rdi), %xmm3
-	movdqu	%xmm6, 6432(%rdi)
-	pand	6448(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 6528(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 6544(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	6496(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	6528(%rdi), %xmm14
-	movdqu	%xmm12, 6560(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	6528(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 6576(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	6576(%rdi), %xmm4
-	pxor	6544(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	6576(%rdi), %xmm3
-	movdqu	6432(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 6432(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	6576(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	6544(%rdi), %xmm4
-	movdqu	6512(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	6560(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	6496(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	6432(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	6400(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	6432(%rdi), %xmm4
-	movdqu	6432(%rdi), %xmm8
-	pand	6448(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	6480(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	6416(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	6464(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm0
-	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm1
-	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm4
-	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm6
-	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm9
-	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm13
-	pxor	%xmm0, %xmm7
-	pxor	%xmm1, %xmm3
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm14
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm10
-	pxor	%xmm10, %xmm0
-	pxor	%xmm7, %xmm1
-	pxor	%xmm3, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm2, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm14, %xmm9
-	pxor	%xmm11, %xmm13
-	pxor	%xmm10, %xmm1
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm7
-	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm3
-	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm14
-	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm10
-	pxor	%xmm10, %xmm13
-	pxor	4736(%rdi), %xmm0
-	pxor	4752(%rdi), %xmm1
-	pxor	4768(%rdi), %xmm4
-	pxor	4784(%rdi), %xmm5
-	pxor	4800(%rdi), %xmm6
-	pxor	4816(%rdi), %xmm8
-	pxor	4832(%rdi), %xmm9
-	pxor	4848(%rdi), %xmm13
-	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	movdqa	368(%rdi), %xmm2
-	movdqa	%xmm0, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7040(%rdi)
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7056(%rdi)
-	movdqa	%xmm4, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7072(%rdi)
-	movdqa	%xmm5, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7088(%rdi)
-	movdqa	%xmm6, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7104(%rdi)
-	movdqa	%xmm8, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7120(%rdi)
-	movdqa	%xmm9, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7136(%rdi)
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7152(%rdi)
-	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	leaq	4864(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
-	movq	$7, %r11
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_4:
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 6400(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 6416(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 6432(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	6416(%rdi), %xmm11
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	6400(%rdi), %xmm12
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 6480(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	6480(%rdi), %xmm9
-	pxor	6448(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm6, 6432(%rdi)
-	pand	6448(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 6528(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 6544(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	6496(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	6528(%rdi), %xmm13
-	movdqu	%xmm12, 6560(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	6528(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 6576(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	6576(%rdi), %xmm4
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	6544(%rdi), %xmm4
-	movdqu	6512(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	6432(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	6400(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	6432(%rdi), %xmm4
-	movdqu	6432(%rdi), %xmm8
-	pand	6448(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	6480(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	6416(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	6464(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm7, %xmm2
-	pshufb	(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	(%rbx), %xmm3
-	movdqa	%xmm12, %xmm4
-	pshufb	(%rbx), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	(%rbx), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%rbx), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	(%rbx), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	(%rbx), %xmm9
-	movdqa	%xmm10, %xmm14
-	pshufb	(%rbx), %xmm14
-	pxor	%xmm2, %xmm7
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm7, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm11, %xmm14
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	16(%rbx), %xmm7
-	pxor	%xmm7, %xmm2
-	pshufb	16(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	16(%rbx), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	16(%rbx), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	16(%rbx), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%rbx), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	16(%rbx), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	16(%rbx), %xmm10
-	pxor	%xmm10, %xmm14
-	pxor	(%r10), %xmm2
-	pxor	16(%r10), %xmm3
-	pxor	32(%r10), %xmm4
-	pxor	48(%r10), %xmm5
-	pxor	64(%r10), %xmm6
-	pxor	80(%r10), %xmm8
-	pxor	96(%r10), %xmm9
-	pxor	112(%r10), %xmm14
-	movdqa	%xmm2, %xmm0
-	movdqa	%xmm3, %xmm1
-	movdqa	%xmm14, %xmm13
-	addq	$128, %r10
-	addq	$32, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_4
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 6400(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 6416(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 6432(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	6416(%rdi), %xmm11
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	6400(%rdi), %xmm12
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 6480(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	6480(%rdi), %xmm9
-	pxor	6448(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm6, 6432(%rdi)
-	pand	6448(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 6528(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 6544(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	6496(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	6528(%rdi), %xmm13
-	movdqu	%xmm12, 6560(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	6528(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 6576(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	6576(%rdi), %xmm4
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	6544(%rdi), %xmm4
-	movdqu	6512(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	6432(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	6400(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	6432(%rdi), %xmm4
-	movdqu	6432(%rdi), %xmm8
-	pand	6448(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	6480(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	6416(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	6464(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	5760(%rdi), %xmm7
-	pxor	5776(%rdi), %xmm1
-	pxor	5792(%rdi), %xmm12
-	pxor	5808(%rdi), %xmm0
-	pxor	5824(%rdi), %xmm15
-	pxor	5840(%rdi), %xmm13
-	pxor	5856(%rdi), %xmm11
-	pxor	5872(%rdi), %xmm10
-	movdqa	%xmm7, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm12, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm15, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm11, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm11
-	movdqa	%xmm7, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm15, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm13, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm13
-	movdqa	%xmm7, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm15, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm15
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm12, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
+.Laesgen_bitsliced128_face_r2_xor_stream_partial128_2:
 	movdqu	%xmm7, 6912(%rdi)
 	movdqu	%xmm1, 6928(%rdi)
 	movdqu	%xmm12, 6944(%rdi)
@@ -12493,65 +10451,48 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqu	%xmm13, 6992(%rdi)
 	movdqu	%xmm11, 7008(%rdi)
 	movdqu	%xmm10, 7024(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_consume128
+.Laesgen_bitsliced128_face_r2_xor_stream_consume128:
+	movq	%r9, %rbx
+	andq	$7, %rbx
+	shlq	$4, %rbx
+	leaq	6912(%rdi,%rbx,1), %r9
+	movq	$128, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r2_xor_stream_tail_n_2
+	jae	.Laesgen_bitsliced128_face_r2_xor_stream_consume_n
 	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_n_2:
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_n:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole_2:
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_whole:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced128_face_r2_xor_stream_tail_part_2
-	movdqu	6912(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced128_face_r2_xor_stream_consume_part
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqu	(%rdx,%r11,1), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqu	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole_2
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_part_2:
+	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_consume_whole
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_part:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_tail_used_2
+	je	.Laesgen_bitsliced128_face_r2_xor_stream_consume_used
 	movq	%r11, %rbx
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte_2:
-	movzbl	6912(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_byte:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte_2
-	movdqu	6912(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced128_face_r2_xor_stream_consume_byte
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqa	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_used_2:
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_used:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_entry:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_tail_entries_done
-	movq	%rbp, %r12
-	shlq	$4, %r12
-	leaq	(%r9,%rbp,1), %r13
-	shlq	$4, %r13
-	movq	7040(%rdi,%r12,1), %rbx
-	movq	%rbx, 384(%rdi,%r13,1)
-	movq	7048(%rdi,%r12,1), %rbx
-	movq	%rbx, 392(%rdi,%r13,1)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_tail_entry
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_entries_done:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill_counted
-	movq	$256, %rbx
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill_counted:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -13167,9 +11108,54 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	psllq	$4, %xmm1
 	pxor	%xmm1, %xmm5
 	movdqa	%xmm0, 368(%rdi)
+	pxor	%xmm1, %xmm1
+	movdqa	%xmm0, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm3
+	psubb	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	psrlq	$1, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm4
+	psubb	%xmm2, %xmm4
+	movdqa	%xmm0, %xmm2
+	psrlq	$2, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm5
+	psubb	%xmm2, %xmm5
+	movdqa	%xmm0, %xmm2
+	psrlq	$3, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm6
+	psubb	%xmm2, %xmm6
+	movdqa	%xmm0, %xmm2
+	psrlq	$4, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm7
+	psubb	%xmm2, %xmm7
+	movdqa	%xmm0, %xmm2
+	psrlq	$5, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm8
+	psubb	%xmm2, %xmm8
+	movdqa	%xmm0, %xmm2
+	psrlq	$6, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm9
+	psubb	%xmm2, %xmm9
+	psrlq	$7, %xmm0
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm0
+	psubb	%xmm0, %xmm1
+	movdqa	%xmm3, 7040(%rdi)
+	movdqa	%xmm4, 7056(%rdi)
+	movdqa	%xmm5, 7072(%rdi)
+	movdqa	%xmm6, 7088(%rdi)
+	movdqa	%xmm7, 7104(%rdi)
+	movdqa	%xmm8, 7120(%rdi)
+	movdqa	%xmm9, 7136(%rdi)
+	movdqa	%xmm1, 7152(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -13177,19 +11163,15 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced128_face_r2_xor_stream_window_ok128
 .Laesgen_bitsliced128_face_r2_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 7168(%rdi)
+	movq	$0, 7176(%rdi)
+	movq	$0, 7184(%rdi)
+	movq	$0, 7192(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_window_ok128
 .Laesgen_bitsliced128_face_r2_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -13205,126 +11187,32 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_refresh192
 .Laesgen_bitsliced128_face_r2_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	cmpq	$128, %rcx
-	jb	.Laesgen_bitsliced128_face_r2_xor_stream_single192
-	cmpq	$248, %r9
-	ja	.Laesgen_bitsliced128_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_fill8_192
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	movdqa	368(%rdi), %xmm7
-	movdqa	%xmm7, %xmm0
-	pxor	(%r9), %xmm0
-	movdqa	%xmm7, %xmm1
-	pxor	16(%r9), %xmm1
-	movdqa	%xmm7, %xmm2
-	pxor	32(%r9), %xmm2
-	movdqa	%xmm7, %xmm3
-	pxor	48(%r9), %xmm3
-	movdqa	%xmm7, %xmm4
-	pxor	64(%r9), %xmm4
-	movdqa	%xmm7, %xmm5
-	pxor	80(%r9), %xmm5
-	movdqa	%xmm7, %xmm6
-	pxor	96(%r9), %xmm6
-	pxor	112(%r9), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	leaq	4864(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_5:
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_fill192
+	movq	%r9, %r10
+	andq	$-8, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	movdqu	(%r10), %xmm0
+	pxor	7040(%rdi), %xmm0
+	movdqu	16(%r10), %xmm1
+	pxor	7056(%rdi), %xmm1
+	movdqu	32(%r10), %xmm2
+	pxor	7072(%rdi), %xmm2
+	movdqu	48(%r10), %xmm3
+	pxor	7088(%rdi), %xmm3
+	movdqu	64(%r10), %xmm4
+	pxor	7104(%rdi), %xmm4
+	movdqu	80(%r10), %xmm5
+	pxor	7120(%rdi), %xmm5
+	movdqu	96(%r10), %xmm6
+	pxor	7136(%rdi), %xmm6
+	movdqu	112(%r10), %xmm7
+	pxor	7152(%rdi), %xmm7
+	leaq	4864(%rdi), %r10
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %rbx
+	movq	$9, %r11
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_3:
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm4, %xmm8
 	pxor	%xmm2, %xmm8
@@ -13473,21 +11361,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	(%r11), %xmm2
+	pshufb	(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	(%r11), %xmm3
+	pshufb	(%rbx), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	(%r11), %xmm4
+	pshufb	(%rbx), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	(%r11), %xmm5
+	pshufb	(%rbx), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
+	pshufb	(%rbx), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	(%r11), %xmm8
+	pshufb	(%rbx), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	(%r11), %xmm9
+	pshufb	(%rbx), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	(%r11), %xmm14
+	pshufb	(%rbx), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -13507,30 +11395,30 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	16(%r11), %xmm10
+	pshufb	16(%rbx), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	16(%r11), %xmm1
+	pshufb	16(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	16(%r11), %xmm7
+	pshufb	16(%rbx), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	16(%r11), %xmm0
+	pshufb	16(%rbx), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	16(%r11), %xmm15
+	pshufb	16(%rbx), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm13
+	pshufb	16(%rbx), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	16(%r11), %xmm12
+	pshufb	16(%rbx), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	16(%r11), %xmm11
+	pshufb	16(%rbx), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	(%r9), %xmm2
-	pxor	16(%r9), %xmm3
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm14
+	pxor	(%r10), %xmm2
+	pxor	16(%r10), %xmm3
+	pxor	32(%r10), %xmm4
+	pxor	48(%r10), %xmm5
+	pxor	64(%r10), %xmm6
+	pxor	80(%r10), %xmm8
+	pxor	96(%r10), %xmm9
+	pxor	112(%r10), %xmm14
 	movdqa	%xmm2, %xmm0
 	movdqa	%xmm3, %xmm1
 	movdqa	%xmm4, %xmm2
@@ -13539,10 +11427,10 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm8, %xmm5
 	movdqa	%xmm9, %xmm6
 	movdqa	%xmm14, %xmm7
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_5
+	addq	$128, %r10
+	addq	$32, %rbx
+	decq	%r11
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_3
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm4, %xmm8
 	pxor	%xmm2, %xmm8
@@ -13782,6 +11670,10 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm11
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_partial192
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r2_xor_stream_partial192
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm10
 	movdqu	%xmm10, (%rsi)
@@ -13812,36 +11704,41 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_top192
-.Laesgen_bitsliced128_face_r2_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
+.Laesgen_bitsliced128_face_r2_xor_stream_partial192:
+	movdqu	%xmm10, 6912(%rdi)
+	movdqu	%xmm1, 6928(%rdi)
+	movdqu	%xmm7, 6944(%rdi)
+	movdqu	%xmm0, 6960(%rdi)
+	movdqu	%xmm15, 6976(%rdi)
+	movdqu	%xmm13, 6992(%rdi)
+	movdqu	%xmm12, 7008(%rdi)
+	movdqu	%xmm11, 7024(%rdi)
+	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_consume192
+.Laesgen_bitsliced128_face_r2_xor_stream_fill192:
+	movq	%r9, %r10
+	andq	$-8, %r10
+	movq	%rax, %r11
+	andq	$-8, %r11
+	movq	%r11, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm0, %xmm2
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm0, %xmm3
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm0, %xmm5
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm0, %xmm6
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	movdqa	%xmm0, %xmm7
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
 	psrlq	$1, %xmm8
 	pxor	%xmm1, %xmm8
@@ -14338,219 +12235,44 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	4816(%rdi), %xmm8
 	pxor	4832(%rdi), %xmm9
 	pxor	4848(%rdi), %xmm13
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
 	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
+	pxor	7040(%rdi), %xmm2
+	movdqu	%xmm2, (%r11)
 	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
+	pxor	7056(%rdi), %xmm2
+	movdqu	%xmm2, 16(%r11)
 	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
+	pxor	7072(%rdi), %xmm2
+	movdqu	%xmm2, 32(%r11)
 	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm13
-	movdqa	368(%rdi), %xmm2
-	movdqa	%xmm0, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, (%r9)
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 16(%r9)
-	movdqa	%xmm4, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 32(%r9)
-	movdqa	%xmm5, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 48(%r9)
-	movdqa	%xmm6, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 64(%r9)
-	movdqa	%xmm8, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 80(%r9)
-	movdqa	%xmm9, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 96(%r9)
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 112(%r9)
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm13
-	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
+	pxor	7088(%rdi), %xmm2
+	movdqu	%xmm2, 48(%r11)
 	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
+	pxor	7104(%rdi), %xmm2
+	movdqu	%xmm2, 64(%r11)
 	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	leaq	4864(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_6:
+	pxor	7120(%rdi), %xmm2
+	movdqu	%xmm2, 80(%r11)
+	movdqa	%xmm9, %xmm2
+	pxor	7136(%rdi), %xmm2
+	movdqu	%xmm2, 96(%r11)
+	movdqa	%xmm13, %xmm2
+	pxor	7152(%rdi), %xmm2
+	movdqu	%xmm2, 112(%r11)
+	shrq	$3, %r10
+	movzbl	7168(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_group_counted_2
+	movb	$1, 7168(%rdi,%r10,1)
+	addq	$8, 336(%rdi)
+.Laesgen_bitsliced128_face_r2_xor_stream_group_counted_2:
+	leaq	4864(%rdi), %r10
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %rbx
+	movq	$9, %r11
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_4:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
 	pxor	%xmm4, %xmm2
@@ -14699,21 +12421,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm7, %xmm2
-	pshufb	(%r11), %xmm2
+	pshufb	(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	(%r11), %xmm3
+	pshufb	(%rbx), %xmm3
 	movdqa	%xmm12, %xmm4
-	pshufb	(%r11), %xmm4
+	pshufb	(%rbx), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	(%r11), %xmm5
+	pshufb	(%rbx), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
+	pshufb	(%rbx), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	(%r11), %xmm8
+	pshufb	(%rbx), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	(%r11), %xmm9
+	pshufb	(%rbx), %xmm9
 	movdqa	%xmm10, %xmm14
-	pshufb	(%r11), %xmm14
+	pshufb	(%rbx), %xmm14
 	pxor	%xmm2, %xmm7
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm12
@@ -14733,37 +12455,37 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm10, %xmm3
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	16(%r11), %xmm7
+	pshufb	16(%rbx), %xmm7
 	pxor	%xmm7, %xmm2
-	pshufb	16(%r11), %xmm1
+	pshufb	16(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	16(%r11), %xmm12
+	pshufb	16(%rbx), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	16(%r11), %xmm0
+	pshufb	16(%rbx), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	16(%r11), %xmm15
+	pshufb	16(%rbx), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm13
+	pshufb	16(%rbx), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	16(%r11), %xmm11
+	pshufb	16(%rbx), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	16(%r11), %xmm10
+	pshufb	16(%rbx), %xmm10
 	pxor	%xmm10, %xmm14
-	pxor	(%r9), %xmm2
-	pxor	16(%r9), %xmm3
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm14
+	pxor	(%r10), %xmm2
+	pxor	16(%r10), %xmm3
+	pxor	32(%r10), %xmm4
+	pxor	48(%r10), %xmm5
+	pxor	64(%r10), %xmm6
+	pxor	80(%r10), %xmm8
+	pxor	96(%r10), %xmm9
+	pxor	112(%r10), %xmm14
 	movdqa	%xmm2, %xmm0
 	movdqa	%xmm3, %xmm1
 	movdqa	%xmm14, %xmm13
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_6
+	addq	$128, %r10
+	addq	$32, %rbx
+	decq	%r11
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_4
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
 	pxor	%xmm4, %xmm2
@@ -15003,13 +12725,10 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced128_face_r2_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_bitsliced128_face_r2_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_partial192_2
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r2_xor_stream_partial192_2
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -15040,1824 +12759,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_top192
-.Laesgen_bitsliced128_face_r2_xor_stream_single192:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill192
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	movdqa	368(%rdi), %xmm7
-	movdqa	%xmm7, %xmm0
-	pxor	(%r10), %xmm0
-	movdqa	%xmm7, %xmm1
-	pxor	16(%r10), %xmm1
-	movdqa	%xmm7, %xmm2
-	pxor	32(%r10), %xmm2
-	movdqa	%xmm7, %xmm3
-	pxor	48(%r10), %xmm3
-	movdqa	%xmm7, %xmm4
-	pxor	64(%r10), %xmm4
-	movdqa	%xmm7, %xmm5
-	pxor	80(%r10), %xmm5
-	movdqa	%xmm7, %xmm6
-	pxor	96(%r10), %xmm6
-	pxor	112(%r10), %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	leaq	4864(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %rbx
-	movq	$9, %r11
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_7:
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 6400(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 6416(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 6432(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	6416(%rdi), %xmm12
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	6400(%rdi), %xmm13
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 6480(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	6480(%rdi), %xmm6
-	pxor	6448(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm4, 6432(%rdi)
-	pand	6448(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 6528(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 6544(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	6496(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	6528(%rdi), %xmm7
-	movdqu	%xmm13, 6560(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	6528(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 6576(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	6576(%rdi), %xmm2
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	6544(%rdi), %xmm2
-	movdqu	6512(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	6432(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	6400(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	6432(%rdi), %xmm2
-	movdqu	6432(%rdi), %xmm5
-	pand	6448(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	6480(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	6416(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	6464(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	(%rbx), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	(%rbx), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	(%rbx), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%rbx), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	(%rbx), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	(%rbx), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	(%rbx), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	16(%rbx), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	16(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	16(%rbx), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	16(%rbx), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	16(%rbx), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%rbx), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	16(%rbx), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	16(%rbx), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	(%r10), %xmm2
-	pxor	16(%r10), %xmm3
-	pxor	32(%r10), %xmm4
-	pxor	48(%r10), %xmm5
-	pxor	64(%r10), %xmm6
-	pxor	80(%r10), %xmm8
-	pxor	96(%r10), %xmm9
-	pxor	112(%r10), %xmm14
-	movdqa	%xmm2, %xmm0
-	movdqa	%xmm3, %xmm1
-	movdqa	%xmm4, %xmm2
-	movdqa	%xmm5, %xmm3
-	movdqa	%xmm6, %xmm4
-	movdqa	%xmm8, %xmm5
-	movdqa	%xmm9, %xmm6
-	movdqa	%xmm14, %xmm7
-	addq	$128, %r10
-	addq	$32, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_7
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 6400(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 6416(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 6432(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	6416(%rdi), %xmm12
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	6400(%rdi), %xmm13
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 6480(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	6480(%rdi), %xmm6
-	pxor	6448(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm4, 6432(%rdi)
-	pand	6448(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 6528(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 6544(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	6496(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	6528(%rdi), %xmm7
-	movdqu	%xmm13, 6560(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	6528(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 6576(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	6576(%rdi), %xmm2
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	6544(%rdi), %xmm2
-	movdqu	6512(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	6432(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	6400(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	6432(%rdi), %xmm2
-	movdqu	6432(%rdi), %xmm5
-	pand	6448(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	6480(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	6416(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	6464(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	6016(%rdi), %xmm10
-	pxor	6032(%rdi), %xmm1
-	pxor	6048(%rdi), %xmm7
-	pxor	6064(%rdi), %xmm0
-	pxor	6080(%rdi), %xmm15
-	pxor	6096(%rdi), %xmm13
-	pxor	6112(%rdi), %xmm12
-	pxor	6128(%rdi), %xmm11
-	movdqa	%xmm10, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm10
-	movdqa	%xmm7, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm15, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm12, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm10, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm7, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm7
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm10
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm15, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm13, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm13
-	movdqa	%xmm10, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm15, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm15
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm10
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm7, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqu	%xmm10, 6912(%rdi)
-	movdqu	%xmm1, 6928(%rdi)
-	movdqu	%xmm7, 6944(%rdi)
-	movdqu	%xmm0, 6960(%rdi)
-	movdqu	%xmm15, 6976(%rdi)
-	movdqu	%xmm13, 6992(%rdi)
-	movdqu	%xmm12, 7008(%rdi)
-	movdqu	%xmm11, 7024(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r2_xor_stream_tail_n_3
-	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_n_3:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole_3:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced128_face_r2_xor_stream_tail_part_3
-	movdqu	6912(%rdi,%r9,1), %xmm0
-	movdqu	(%rdx,%r9,1), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole_3
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_part_3:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_tail_used_3
-	movq	%r9, %r11
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte_3:
-	movzbl	6912(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte_3
-	movdqu	6912(%rdi,%r9,1), %xmm0
-	movdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_used_3:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_top192
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill192:
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 6400(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 6416(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 6432(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	6416(%rdi), %xmm12
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	6400(%rdi), %xmm13
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 6480(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	6480(%rdi), %xmm6
-	pxor	6448(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm4, 6432(%rdi)
-	pand	6448(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 6528(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 6544(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	6496(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	6528(%rdi), %xmm7
-	movdqu	%xmm13, 6560(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	6528(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 6576(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	6576(%rdi), %xmm2
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	6544(%rdi), %xmm2
-	movdqu	6512(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	6432(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	6400(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	6432(%rdi), %xmm2
-	movdqu	6432(%rdi), %xmm5
-	pand	6448(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	6480(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	6416(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	6464(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128(%rip), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l1128(%rip), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	4608(%rdi), %xmm2
-	pxor	4624(%rdi), %xmm3
-	pxor	4640(%rdi), %xmm4
-	pxor	4656(%rdi), %xmm5
-	pxor	4672(%rdi), %xmm6
-	pxor	4688(%rdi), %xmm8
-	pxor	4704(%rdi), %xmm9
-	pxor	4720(%rdi), %xmm14
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 6400(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 6416(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 6432(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	6416(%rdi), %xmm11
-	movdqu	%xmm2, 6448(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	6400(%rdi), %xmm12
-	movdqu	6400(%rdi), %xmm13
-	pxor	6448(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 6480(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	6480(%rdi), %xmm9
-	pxor	6448(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 6496(%rdi)
-	pxor	6416(%rdi), %xmm3
-	movdqu	%xmm3, 6512(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	6432(%rdi), %xmm3
-	movdqu	%xmm6, 6432(%rdi)
-	pand	6448(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 6528(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 6544(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	6496(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	6528(%rdi), %xmm14
-	movdqu	%xmm12, 6560(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	6528(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 6576(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	6576(%rdi), %xmm4
-	pxor	6544(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	6576(%rdi), %xmm3
-	movdqu	6432(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 6432(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	6576(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	6544(%rdi), %xmm4
-	movdqu	6512(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	6560(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	6496(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	6432(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	6400(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	6432(%rdi), %xmm4
-	movdqu	6432(%rdi), %xmm8
-	pand	6448(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	6480(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	6416(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	6464(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm0
-	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm1
-	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm4
-	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm6
-	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm9
-	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l2128(%rip), %xmm13
-	pxor	%xmm0, %xmm7
-	pxor	%xmm1, %xmm3
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm14
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm10
-	pxor	%xmm10, %xmm0
-	pxor	%xmm7, %xmm1
-	pxor	%xmm3, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm2, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm14, %xmm9
-	pxor	%xmm11, %xmm13
-	pxor	%xmm10, %xmm1
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm7
-	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm3
-	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm14
-	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l2128(%rip), %xmm10
-	pxor	%xmm10, %xmm13
-	pxor	4736(%rdi), %xmm0
-	pxor	4752(%rdi), %xmm1
-	pxor	4768(%rdi), %xmm4
-	pxor	4784(%rdi), %xmm5
-	pxor	4800(%rdi), %xmm6
-	pxor	4816(%rdi), %xmm8
-	pxor	4832(%rdi), %xmm9
-	pxor	4848(%rdi), %xmm13
-	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm13
-	movdqa	368(%rdi), %xmm2
-	movdqa	%xmm0, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7040(%rdi)
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7056(%rdi)
-	movdqa	%xmm4, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7072(%rdi)
-	movdqa	%xmm5, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7088(%rdi)
-	movdqa	%xmm6, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7104(%rdi)
-	movdqa	%xmm8, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7120(%rdi)
-	movdqa	%xmm9, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7136(%rdi)
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7152(%rdi)
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm13
-	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	leaq	4864(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+96(%rip), %rbx
-	movq	$9, %r11
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_8:
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 6400(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 6416(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 6432(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	6416(%rdi), %xmm11
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	6400(%rdi), %xmm12
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 6480(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	6480(%rdi), %xmm9
-	pxor	6448(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm6, 6432(%rdi)
-	pand	6448(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 6528(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 6544(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	6496(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	6528(%rdi), %xmm13
-	movdqu	%xmm12, 6560(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	6528(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 6576(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	6576(%rdi), %xmm4
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	6544(%rdi), %xmm4
-	movdqu	6512(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	6432(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	6400(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	6432(%rdi), %xmm4
-	movdqu	6432(%rdi), %xmm8
-	pand	6448(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	6480(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	6416(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	6464(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm7, %xmm2
-	pshufb	(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	(%rbx), %xmm3
-	movdqa	%xmm12, %xmm4
-	pshufb	(%rbx), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	(%rbx), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%rbx), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	(%rbx), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	(%rbx), %xmm9
-	movdqa	%xmm10, %xmm14
-	pshufb	(%rbx), %xmm14
-	pxor	%xmm2, %xmm7
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm7, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm11, %xmm14
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	16(%rbx), %xmm7
-	pxor	%xmm7, %xmm2
-	pshufb	16(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	16(%rbx), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	16(%rbx), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	16(%rbx), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%rbx), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	16(%rbx), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	16(%rbx), %xmm10
-	pxor	%xmm10, %xmm14
-	pxor	(%r10), %xmm2
-	pxor	16(%r10), %xmm3
-	pxor	32(%r10), %xmm4
-	pxor	48(%r10), %xmm5
-	pxor	64(%r10), %xmm6
-	pxor	80(%r10), %xmm8
-	pxor	96(%r10), %xmm9
-	pxor	112(%r10), %xmm14
-	movdqa	%xmm2, %xmm0
-	movdqa	%xmm3, %xmm1
-	movdqa	%xmm14, %xmm13
-	addq	$128, %r10
-	addq	$32, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_8
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 6400(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 6416(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 6432(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	6416(%rdi), %xmm11
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	6400(%rdi), %xmm12
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 6480(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	6480(%rdi), %xmm9
-	pxor	6448(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm6, 6432(%rdi)
-	pand	6448(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 6528(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 6544(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	6496(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	6528(%rdi), %xmm13
-	movdqu	%xmm12, 6560(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	6528(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 6576(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	6576(%rdi), %xmm4
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	6544(%rdi), %xmm4
-	movdqu	6512(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	6432(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	6400(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	6432(%rdi), %xmm4
-	movdqu	6432(%rdi), %xmm8
-	pand	6448(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	6480(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	6416(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	6464(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	6016(%rdi), %xmm7
-	pxor	6032(%rdi), %xmm1
-	pxor	6048(%rdi), %xmm12
-	pxor	6064(%rdi), %xmm0
-	pxor	6080(%rdi), %xmm15
-	pxor	6096(%rdi), %xmm13
-	pxor	6112(%rdi), %xmm11
-	pxor	6128(%rdi), %xmm10
-	movdqa	%xmm7, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm12, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm15, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm11, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm11
-	movdqa	%xmm7, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm15, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm13, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm13
-	movdqa	%xmm7, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm15, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm15
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm12, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
+.Laesgen_bitsliced128_face_r2_xor_stream_partial192_2:
 	movdqu	%xmm7, 6912(%rdi)
 	movdqu	%xmm1, 6928(%rdi)
 	movdqu	%xmm12, 6944(%rdi)
@@ -16866,65 +12768,48 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqu	%xmm13, 6992(%rdi)
 	movdqu	%xmm11, 7008(%rdi)
 	movdqu	%xmm10, 7024(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_consume192
+.Laesgen_bitsliced128_face_r2_xor_stream_consume192:
+	movq	%r9, %rbx
+	andq	$7, %rbx
+	shlq	$4, %rbx
+	leaq	6912(%rdi,%rbx,1), %r9
+	movq	$128, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r2_xor_stream_tail_n_4
+	jae	.Laesgen_bitsliced128_face_r2_xor_stream_consume_n_2
 	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_n_4:
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_n_2:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole_4:
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_whole_2:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced128_face_r2_xor_stream_tail_part_4
-	movdqu	6912(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced128_face_r2_xor_stream_consume_part_2
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqu	(%rdx,%r11,1), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqu	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole_4
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_part_4:
+	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_consume_whole_2
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_part_2:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_tail_used_4
+	je	.Laesgen_bitsliced128_face_r2_xor_stream_consume_used_2
 	movq	%r11, %rbx
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte_4:
-	movzbl	6912(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_byte_2:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte_4
-	movdqu	6912(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced128_face_r2_xor_stream_consume_byte_2
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqa	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_used_4:
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_used_2:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_entry_2:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_tail_entries_done_2
-	movq	%rbp, %r12
-	shlq	$4, %r12
-	leaq	(%r9,%rbp,1), %r13
-	shlq	$4, %r13
-	movq	7040(%rdi,%r12,1), %rbx
-	movq	%rbx, 384(%rdi,%r13,1)
-	movq	7048(%rdi,%r12,1), %rbx
-	movq	%rbx, 392(%rdi,%r13,1)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_tail_entry_2
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_entries_done_2:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill_counted_2
-	movq	$256, %rbx
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill_counted_2:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -17533,9 +13418,55 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm1, %xmm5
 	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm0
 	movdqa	%xmm0, 368(%rdi)
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
+	pxor	%xmm1, %xmm1
+	movdqa	%xmm0, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm3
+	psubb	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	psrlq	$1, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm4
+	psubb	%xmm2, %xmm4
+	movdqa	%xmm0, %xmm2
+	psrlq	$2, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm5
+	psubb	%xmm2, %xmm5
+	movdqa	%xmm0, %xmm2
+	psrlq	$3, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm6
+	psubb	%xmm2, %xmm6
+	movdqa	%xmm0, %xmm2
+	psrlq	$4, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm7
+	psubb	%xmm2, %xmm7
+	movdqa	%xmm0, %xmm2
+	psrlq	$5, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm8
+	psubb	%xmm2, %xmm8
+	movdqa	%xmm0, %xmm2
+	psrlq	$6, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm9
+	psubb	%xmm2, %xmm9
+	psrlq	$7, %xmm0
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm0
+	psubb	%xmm0, %xmm1
+	movdqa	%xmm3, 7040(%rdi)
+	movdqa	%xmm4, 7056(%rdi)
+	movdqa	%xmm5, 7072(%rdi)
+	movdqa	%xmm6, 7088(%rdi)
+	movdqa	%xmm7, 7104(%rdi)
+	movdqa	%xmm8, 7120(%rdi)
+	movdqa	%xmm9, 7136(%rdi)
+	movdqa	%xmm1, 7152(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -17543,19 +13474,15 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced128_face_r2_xor_stream_window_ok192
 .Laesgen_bitsliced128_face_r2_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 7168(%rdi)
+	movq	$0, 7176(%rdi)
+	movq	$0, 7184(%rdi)
+	movq	$0, 7192(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_window_ok192
 .Laesgen_bitsliced128_face_r2_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -17571,118 +13498,32 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_refresh256
 .Laesgen_bitsliced128_face_r2_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	cmpq	$128, %rcx
-	jb	.Laesgen_bitsliced128_face_r2_xor_stream_single256
-	cmpq	$248, %r9
-	ja	.Laesgen_bitsliced128_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_fill8_256
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	movdqa	368(%rdi), %xmm7
-	movdqa	%xmm7, %xmm0
-	pxor	(%r9), %xmm0
-	movdqa	%xmm7, %xmm1
-	pxor	16(%r9), %xmm1
-	movdqa	%xmm7, %xmm2
-	pxor	32(%r9), %xmm2
-	movdqa	%xmm7, %xmm3
-	pxor	48(%r9), %xmm3
-	movdqa	%xmm7, %xmm4
-	pxor	64(%r9), %xmm4
-	movdqa	%xmm7, %xmm5
-	pxor	80(%r9), %xmm5
-	movdqa	%xmm7, %xmm6
-	pxor	96(%r9), %xmm6
-	pxor	112(%r9), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	leaq	4864(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_9:
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_fill256
+	movq	%r9, %r10
+	andq	$-8, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	movdqu	(%r10), %xmm0
+	pxor	7040(%rdi), %xmm0
+	movdqu	16(%r10), %xmm1
+	pxor	7056(%rdi), %xmm1
+	movdqu	32(%r10), %xmm2
+	pxor	7072(%rdi), %xmm2
+	movdqu	48(%r10), %xmm3
+	pxor	7088(%rdi), %xmm3
+	movdqu	64(%r10), %xmm4
+	pxor	7104(%rdi), %xmm4
+	movdqu	80(%r10), %xmm5
+	pxor	7120(%rdi), %xmm5
+	movdqu	96(%r10), %xmm6
+	pxor	7136(%rdi), %xmm6
+	movdqu	112(%r10), %xmm7
+	pxor	7152(%rdi), %xmm7
+	leaq	4864(%rdi), %r10
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
+	movq	$11, %r11
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_5:
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm4, %xmm8
 	pxor	%xmm2, %xmm8
@@ -17831,21 +13672,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm12
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm10, %xmm2
-	pshufb	(%r11), %xmm2
+	pshufb	(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	(%r11), %xmm3
+	pshufb	(%rbx), %xmm3
 	movdqa	%xmm7, %xmm4
-	pshufb	(%r11), %xmm4
+	pshufb	(%rbx), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	(%r11), %xmm5
+	pshufb	(%rbx), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
+	pshufb	(%rbx), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	(%r11), %xmm8
+	pshufb	(%rbx), %xmm8
 	movdqa	%xmm12, %xmm9
-	pshufb	(%r11), %xmm9
+	pshufb	(%rbx), %xmm9
 	movdqa	%xmm11, %xmm14
-	pshufb	(%r11), %xmm14
+	pshufb	(%rbx), %xmm14
 	pxor	%xmm2, %xmm10
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm7
@@ -17865,30 +13706,30 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm11, %xmm3
 	pxor	%xmm11, %xmm5
 	pxor	%xmm11, %xmm6
-	pshufb	16(%r11), %xmm10
+	pshufb	16(%rbx), %xmm10
 	pxor	%xmm10, %xmm2
-	pshufb	16(%r11), %xmm1
+	pshufb	16(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	16(%r11), %xmm7
+	pshufb	16(%rbx), %xmm7
 	pxor	%xmm7, %xmm4
-	pshufb	16(%r11), %xmm0
+	pshufb	16(%rbx), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	16(%r11), %xmm15
+	pshufb	16(%rbx), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm13
+	pshufb	16(%rbx), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	16(%r11), %xmm12
+	pshufb	16(%rbx), %xmm12
 	pxor	%xmm12, %xmm9
-	pshufb	16(%r11), %xmm11
+	pshufb	16(%rbx), %xmm11
 	pxor	%xmm11, %xmm14
-	pxor	(%r9), %xmm2
-	pxor	16(%r9), %xmm3
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm14
+	pxor	(%r10), %xmm2
+	pxor	16(%r10), %xmm3
+	pxor	32(%r10), %xmm4
+	pxor	48(%r10), %xmm5
+	pxor	64(%r10), %xmm6
+	pxor	80(%r10), %xmm8
+	pxor	96(%r10), %xmm9
+	pxor	112(%r10), %xmm14
 	movdqa	%xmm2, %xmm0
 	movdqa	%xmm3, %xmm1
 	movdqa	%xmm4, %xmm2
@@ -17897,10 +13738,10 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqa	%xmm8, %xmm5
 	movdqa	%xmm9, %xmm6
 	movdqa	%xmm14, %xmm7
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_9
+	addq	$128, %r10
+	addq	$32, %rbx
+	decq	%r11
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_5
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm4, %xmm8
 	pxor	%xmm2, %xmm8
@@ -18140,6 +13981,10 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm11
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_partial256
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r2_xor_stream_partial256
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm10
 	movdqu	%xmm10, (%rsi)
@@ -18170,36 +14015,41 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_top256
-.Laesgen_bitsliced128_face_r2_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
+.Laesgen_bitsliced128_face_r2_xor_stream_partial256:
+	movdqu	%xmm10, 6912(%rdi)
+	movdqu	%xmm1, 6928(%rdi)
+	movdqu	%xmm7, 6944(%rdi)
+	movdqu	%xmm0, 6960(%rdi)
+	movdqu	%xmm15, 6976(%rdi)
+	movdqu	%xmm13, 6992(%rdi)
+	movdqu	%xmm12, 7008(%rdi)
+	movdqu	%xmm11, 7024(%rdi)
+	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_consume256
+.Laesgen_bitsliced128_face_r2_xor_stream_fill256:
+	movq	%r9, %r10
+	andq	$-8, %r10
+	movq	%rax, %r11
+	andq	$-8, %r11
+	movq	%r11, %xmm0
+	movq	%r8, %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm0, %xmm2
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
+	movdqa	%xmm0, %xmm3
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
+	movdqa	%xmm0, %xmm5
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
+	movdqa	%xmm0, %xmm6
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
+	movdqa	%xmm0, %xmm7
+	pxor	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
 	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
 	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
 	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
@@ -18704,203 +14554,44 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	4816(%rdi), %xmm8
 	pxor	4832(%rdi), %xmm9
 	pxor	4848(%rdi), %xmm13
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
 	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
+	pxor	7040(%rdi), %xmm2
+	movdqu	%xmm2, (%r11)
 	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
+	pxor	7056(%rdi), %xmm2
+	movdqu	%xmm2, 16(%r11)
 	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
+	pxor	7072(%rdi), %xmm2
+	movdqu	%xmm2, 32(%r11)
 	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	movdqa	368(%rdi), %xmm2
-	movdqa	%xmm0, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, (%r9)
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 16(%r9)
-	movdqa	%xmm4, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 32(%r9)
-	movdqa	%xmm5, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 48(%r9)
-	movdqa	%xmm6, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 64(%r9)
-	movdqa	%xmm8, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 80(%r9)
-	movdqa	%xmm9, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 96(%r9)
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 112(%r9)
-	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
+	pxor	7088(%rdi), %xmm2
+	movdqu	%xmm2, 48(%r11)
 	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
+	pxor	7104(%rdi), %xmm2
+	movdqu	%xmm2, 64(%r11)
 	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	leaq	4864(%rdi), %r9
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_10:
+	pxor	7120(%rdi), %xmm2
+	movdqu	%xmm2, 80(%r11)
+	movdqa	%xmm9, %xmm2
+	pxor	7136(%rdi), %xmm2
+	movdqu	%xmm2, 96(%r11)
+	movdqa	%xmm13, %xmm2
+	pxor	7152(%rdi), %xmm2
+	movdqu	%xmm2, 112(%r11)
+	shrq	$3, %r10
+	movzbl	7168(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_group_counted_3
+	movb	$1, 7168(%rdi,%r10,1)
+	addq	$8, 336(%rdi)
+.Laesgen_bitsliced128_face_r2_xor_stream_group_counted_3:
+	leaq	4864(%rdi), %r10
+	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
+	movq	$11, %r11
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_6:
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
 	pxor	%xmm4, %xmm2
@@ -19049,21 +14740,21 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm15, %xmm11
 	pxor	%xmm15, %xmm0
 	movdqa	%xmm7, %xmm2
-	pshufb	(%r11), %xmm2
+	pshufb	(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pshufb	(%r11), %xmm3
+	pshufb	(%rbx), %xmm3
 	movdqa	%xmm12, %xmm4
-	pshufb	(%r11), %xmm4
+	pshufb	(%rbx), %xmm4
 	movdqa	%xmm0, %xmm5
-	pshufb	(%r11), %xmm5
+	pshufb	(%rbx), %xmm5
 	movdqa	%xmm15, %xmm6
-	pshufb	(%r11), %xmm6
+	pshufb	(%rbx), %xmm6
 	movdqa	%xmm13, %xmm8
-	pshufb	(%r11), %xmm8
+	pshufb	(%rbx), %xmm8
 	movdqa	%xmm11, %xmm9
-	pshufb	(%r11), %xmm9
+	pshufb	(%rbx), %xmm9
 	movdqa	%xmm10, %xmm14
-	pshufb	(%r11), %xmm14
+	pshufb	(%rbx), %xmm14
 	pxor	%xmm2, %xmm7
 	pxor	%xmm3, %xmm1
 	pxor	%xmm4, %xmm12
@@ -19083,37 +14774,37 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm10, %xmm3
 	pxor	%xmm10, %xmm5
 	pxor	%xmm10, %xmm6
-	pshufb	16(%r11), %xmm7
+	pshufb	16(%rbx), %xmm7
 	pxor	%xmm7, %xmm2
-	pshufb	16(%r11), %xmm1
+	pshufb	16(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
-	pshufb	16(%r11), %xmm12
+	pshufb	16(%rbx), %xmm12
 	pxor	%xmm12, %xmm4
-	pshufb	16(%r11), %xmm0
+	pshufb	16(%rbx), %xmm0
 	pxor	%xmm0, %xmm5
-	pshufb	16(%r11), %xmm15
+	pshufb	16(%rbx), %xmm15
 	pxor	%xmm15, %xmm6
-	pshufb	16(%r11), %xmm13
+	pshufb	16(%rbx), %xmm13
 	pxor	%xmm13, %xmm8
-	pshufb	16(%r11), %xmm11
+	pshufb	16(%rbx), %xmm11
 	pxor	%xmm11, %xmm9
-	pshufb	16(%r11), %xmm10
+	pshufb	16(%rbx), %xmm10
 	pxor	%xmm10, %xmm14
-	pxor	(%r9), %xmm2
-	pxor	16(%r9), %xmm3
-	pxor	32(%r9), %xmm4
-	pxor	48(%r9), %xmm5
-	pxor	64(%r9), %xmm6
-	pxor	80(%r9), %xmm8
-	pxor	96(%r9), %xmm9
-	pxor	112(%r9), %xmm14
+	pxor	(%r10), %xmm2
+	pxor	16(%r10), %xmm3
+	pxor	32(%r10), %xmm4
+	pxor	48(%r10), %xmm5
+	pxor	64(%r10), %xmm6
+	pxor	80(%r10), %xmm8
+	pxor	96(%r10), %xmm9
+	pxor	112(%r10), %xmm14
 	movdqa	%xmm2, %xmm0
 	movdqa	%xmm3, %xmm1
 	movdqa	%xmm14, %xmm13
-	addq	$128, %r9
-	addq	$32, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_10
+	addq	$128, %r10
+	addq	$32, %rbx
+	decq	%r11
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_6
 	pxor	%xmm9, %xmm8
 	movdqa	%xmm6, %xmm2
 	pxor	%xmm4, %xmm2
@@ -19353,13 +15044,10 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm2, %xmm10
 	psllq	$4, %xmm2
 	pxor	%xmm2, %xmm0
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced128_face_r2_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_bitsliced128_face_r2_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	testq	$7, %r9
+	jne	.Laesgen_bitsliced128_face_r2_xor_stream_partial256_2
+	cmpq	$128, %rcx
+	jb	.Laesgen_bitsliced128_face_r2_xor_stream_partial256_2
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm7
 	movdqu	%xmm7, (%rsi)
@@ -19390,1808 +15078,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_top256
-.Laesgen_bitsliced128_face_r2_xor_stream_single256:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill256
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	movdqa	368(%rdi), %xmm7
-	movdqa	%xmm7, %xmm0
-	pxor	(%r10), %xmm0
-	movdqa	%xmm7, %xmm1
-	pxor	16(%r10), %xmm1
-	movdqa	%xmm7, %xmm2
-	pxor	32(%r10), %xmm2
-	movdqa	%xmm7, %xmm3
-	pxor	48(%r10), %xmm3
-	movdqa	%xmm7, %xmm4
-	pxor	64(%r10), %xmm4
-	movdqa	%xmm7, %xmm5
-	pxor	80(%r10), %xmm5
-	movdqa	%xmm7, %xmm6
-	pxor	96(%r10), %xmm6
-	pxor	112(%r10), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	leaq	4864(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
-	movq	$11, %r11
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_11:
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 6400(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 6416(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 6432(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	6416(%rdi), %xmm12
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	6400(%rdi), %xmm13
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 6480(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	6480(%rdi), %xmm6
-	pxor	6448(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm4, 6432(%rdi)
-	pand	6448(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 6528(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 6544(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	6496(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	6528(%rdi), %xmm7
-	movdqu	%xmm13, 6560(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	6528(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 6576(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	6576(%rdi), %xmm2
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	6544(%rdi), %xmm2
-	movdqu	6512(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	6432(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	6400(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	6432(%rdi), %xmm2
-	movdqu	6432(%rdi), %xmm5
-	pand	6448(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	6480(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	6416(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	6464(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	(%rbx), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	(%rbx), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	(%rbx), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%rbx), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	(%rbx), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	(%rbx), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	(%rbx), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	16(%rbx), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	16(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	16(%rbx), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	16(%rbx), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	16(%rbx), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%rbx), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	16(%rbx), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	16(%rbx), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	(%r10), %xmm2
-	pxor	16(%r10), %xmm3
-	pxor	32(%r10), %xmm4
-	pxor	48(%r10), %xmm5
-	pxor	64(%r10), %xmm6
-	pxor	80(%r10), %xmm8
-	pxor	96(%r10), %xmm9
-	pxor	112(%r10), %xmm14
-	movdqa	%xmm2, %xmm0
-	movdqa	%xmm3, %xmm1
-	movdqa	%xmm4, %xmm2
-	movdqa	%xmm5, %xmm3
-	movdqa	%xmm6, %xmm4
-	movdqa	%xmm8, %xmm5
-	movdqa	%xmm9, %xmm6
-	movdqa	%xmm14, %xmm7
-	addq	$128, %r10
-	addq	$32, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_11
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 6400(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 6416(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 6432(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	6416(%rdi), %xmm12
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	6400(%rdi), %xmm13
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 6480(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	6480(%rdi), %xmm6
-	pxor	6448(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm4, 6432(%rdi)
-	pand	6448(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 6528(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 6544(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	6496(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	6528(%rdi), %xmm7
-	movdqu	%xmm13, 6560(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	6528(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 6576(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	6576(%rdi), %xmm2
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	6544(%rdi), %xmm2
-	movdqu	6512(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	6432(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	6400(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	6432(%rdi), %xmm2
-	movdqu	6432(%rdi), %xmm5
-	pand	6448(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	6480(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	6416(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	6464(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	6272(%rdi), %xmm10
-	pxor	6288(%rdi), %xmm1
-	pxor	6304(%rdi), %xmm7
-	pxor	6320(%rdi), %xmm0
-	pxor	6336(%rdi), %xmm15
-	pxor	6352(%rdi), %xmm13
-	pxor	6368(%rdi), %xmm12
-	pxor	6384(%rdi), %xmm11
-	movdqa	%xmm10, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm10
-	movdqa	%xmm7, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm15, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm12, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm10, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm7, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm7
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm10
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm15, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm13, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm13
-	movdqa	%xmm10, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm15, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm15
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm10
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm7, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqu	%xmm10, 6912(%rdi)
-	movdqu	%xmm1, 6928(%rdi)
-	movdqu	%xmm7, 6944(%rdi)
-	movdqu	%xmm0, 6960(%rdi)
-	movdqu	%xmm15, 6976(%rdi)
-	movdqu	%xmm13, 6992(%rdi)
-	movdqu	%xmm12, 7008(%rdi)
-	movdqu	%xmm11, 7024(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r2_xor_stream_tail_n_5
-	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_n_5:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole_5:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced128_face_r2_xor_stream_tail_part_5
-	movdqu	6912(%rdi,%r9,1), %xmm0
-	movdqu	(%rdx,%r9,1), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole_5
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_part_5:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_tail_used_5
-	movq	%r9, %r11
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte_5:
-	movzbl	6912(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte_5
-	movdqu	6912(%rdi,%r9,1), %xmm0
-	movdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_used_5:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_top256
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill256:
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	movq	%rax, %xmm7
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bswap128(%rip), %xmm7
-	movdqa	%xmm7, %xmm0
-	movdqa	%xmm7, %xmm1
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm7, %xmm2
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus2(%rip), %xmm2
-	movdqa	%xmm7, %xmm3
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus4(%rip), %xmm4
-	movdqa	%xmm7, %xmm5
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus5(%rip), %xmm5
-	movdqa	%xmm7, %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus6(%rip), %xmm6
-	paddb	.Laesgen_bitsliced128_face_r2_xor_stream_lanes128_plus7(%rip), %xmm7
-	movdqa	(%rdi), %xmm8
-	pxor	%xmm8, %xmm0
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm2
-	pxor	%xmm8, %xmm3
-	pxor	%xmm8, %xmm4
-	pxor	%xmm8, %xmm5
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm7
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_layout2128(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm1, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm1
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm2, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm4, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm6, %xmm8
-	psrlq	$1, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$1, %xmm8
-	pxor	%xmm8, %xmm6
-	movdqa	%xmm0, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm2, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm2
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm3, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm3
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm4, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm4
-	movdqa	%xmm5, %xmm8
-	psrlq	$2, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$2, %xmm8
-	pxor	%xmm8, %xmm5
-	movdqa	%xmm0, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm4, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm4
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm0
-	movdqa	%xmm1, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm5, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm5
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm1
-	movdqa	%xmm2, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm6, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm6
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm2
-	movdqa	%xmm3, %xmm8
-	psrlq	$4, %xmm8
-	pxor	%xmm7, %xmm8
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm8
-	pxor	%xmm8, %xmm7
-	psllq	$4, %xmm8
-	pxor	%xmm8, %xmm3
-	pxor	%xmm6, %xmm5
-	movdqa	%xmm4, %xmm8
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm7, %xmm9
-	pxor	%xmm4, %xmm9
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm1, %xmm10
-	movdqa	%xmm10, %xmm11
-	pxor	%xmm8, %xmm11
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm6
-	pxor	%xmm2, %xmm3
-	pxor	%xmm7, %xmm2
-	movdqu	%xmm3, 6400(%rdi)
-	pxor	%xmm5, %xmm3
-	movdqu	%xmm2, 6416(%rdi)
-	pand	%xmm3, %xmm2
-	movdqu	%xmm6, 6432(%rdi)
-	pxor	%xmm9, %xmm6
-	movdqa	%xmm3, %xmm12
-	pxor	6416(%rdi), %xmm12
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm6, %xmm0
-	movdqa	%xmm11, %xmm13
-	pand	6400(%rdi), %xmm13
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm3, %xmm15
-	pxor	%xmm6, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm8, %xmm15
-	movdqu	%xmm6, 6480(%rdi)
-	pand	%xmm9, %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm15
-	movdqa	%xmm5, %xmm6
-	pxor	6480(%rdi), %xmm6
-	pxor	6448(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pxor	%xmm5, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm13, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm4, 6432(%rdi)
-	pand	6448(%rdi), %xmm4
-	pxor	%xmm13, %xmm4
-	pxor	%xmm2, %xmm4
-	pxor	%xmm12, %xmm4
-	movdqu	%xmm6, 6528(%rdi)
-	pand	%xmm10, %xmm6
-	movdqu	%xmm4, 6544(%rdi)
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm5, %xmm12
-	pand	6496(%rdi), %xmm12
-	movdqa	%xmm5, %xmm13
-	pxor	%xmm7, %xmm13
-	pxor	6528(%rdi), %xmm7
-	movdqu	%xmm13, 6560(%rdi)
-	pand	%xmm0, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm2, %xmm13
-	pxor	%xmm6, %xmm12
-	pxor	%xmm7, %xmm13
-	pxor	%xmm15, %xmm12
-	movdqa	%xmm10, %xmm2
-	pxor	6528(%rdi), %xmm2
-	pxor	%xmm2, %xmm12
-	pand	%xmm12, %xmm1
-	movdqu	%xmm13, 6576(%rdi)
-	pxor	%xmm12, %xmm13
-	movdqa	%xmm1, %xmm2
-	pxor	6576(%rdi), %xmm2
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm13, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm6
-	pand	%xmm1, %xmm6
-	pxor	%xmm1, %xmm12
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm2, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm12
-	pand	%xmm12, %xmm14
-	pxor	%xmm2, %xmm1
-	pand	%xmm4, %xmm2
-	pxor	6544(%rdi), %xmm2
-	movdqu	6512(%rdi), %xmm7
-	pand	%xmm12, %xmm7
-	pand	%xmm2, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm2, %xmm13
-	pand	%xmm2, %xmm1
-	pxor	%xmm1, %xmm4
-	pand	%xmm4, %xmm5
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm4, %xmm1
-	movdqa	%xmm2, %xmm15
-	pxor	%xmm4, %xmm15
-	pand	%xmm15, %xmm10
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm12, %xmm4
-	pxor	6432(%rdi), %xmm12
-	pand	%xmm12, %xmm11
-	pand	6400(%rdi), %xmm12
-	pxor	%xmm15, %xmm0
-	pxor	%xmm5, %xmm15
-	pxor	6432(%rdi), %xmm2
-	movdqu	6432(%rdi), %xmm5
-	pand	6448(%rdi), %xmm5
-	pxor	%xmm12, %xmm5
-	pxor	%xmm12, %xmm14
-	pxor	%xmm5, %xmm0
-	pand	%xmm4, %xmm3
-	movdqu	6480(%rdi), %xmm12
-	pand	%xmm2, %xmm12
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm3
-	pand	%xmm2, %xmm9
-	pxor	%xmm4, %xmm2
-	pand	6416(%rdi), %xmm4
-	pand	%xmm2, %xmm8
-	pand	6464(%rdi), %xmm2
-	pxor	%xmm9, %xmm8
-	pxor	%xmm15, %xmm2
-	pxor	%xmm14, %xmm15
-	pxor	%xmm8, %xmm1
-	pxor	%xmm8, %xmm7
-	pxor	%xmm7, %xmm11
-	pxor	%xmm6, %xmm7
-	pxor	%xmm2, %xmm12
-	pxor	%xmm3, %xmm2
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm10
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm13
-	pxor	%xmm13, %xmm7
-	pxor	%xmm12, %xmm9
-	pxor	%xmm9, %xmm13
-	pxor	%xmm4, %xmm13
-	pxor	%xmm11, %xmm15
-	pxor	%xmm12, %xmm11
-	pxor	%xmm15, %xmm12
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm3
-	movdqa	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm8
-	movdqa	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm9
-	movdqa	%xmm11, %xmm14
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l3128(%rip), %xmm14
-	pxor	%xmm2, %xmm10
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm12
-	pxor	%xmm14, %xmm11
-	pxor	%xmm11, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm7, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm12, %xmm14
-	pxor	%xmm11, %xmm3
-	pxor	%xmm11, %xmm5
-	pxor	%xmm11, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm10
-	pxor	%xmm10, %xmm2
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm7
-	pxor	%xmm7, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm12
-	pxor	%xmm12, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l3128(%rip), %xmm11
-	pxor	%xmm11, %xmm14
-	pxor	4608(%rdi), %xmm2
-	pxor	4624(%rdi), %xmm3
-	pxor	4640(%rdi), %xmm4
-	pxor	4656(%rdi), %xmm5
-	pxor	4672(%rdi), %xmm6
-	pxor	4688(%rdi), %xmm8
-	pxor	4704(%rdi), %xmm9
-	pxor	4720(%rdi), %xmm14
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm14, %xmm1
-	pxor	%xmm6, %xmm1
-	movdqa	%xmm14, %xmm7
-	pxor	%xmm3, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm0, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm14, %xmm4
-	movdqu	%xmm5, 6400(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 6416(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 6432(%rdi)
-	pxor	%xmm1, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	6416(%rdi), %xmm11
-	movdqu	%xmm2, 6448(%rdi)
-	pxor	%xmm9, %xmm2
-	movdqa	%xmm10, %xmm12
-	pand	6400(%rdi), %xmm12
-	movdqu	6400(%rdi), %xmm13
-	pxor	6448(%rdi), %xmm13
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm0, %xmm15
-	movdqu	%xmm9, 6480(%rdi)
-	pand	%xmm1, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	6480(%rdi), %xmm9
-	pxor	6448(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm3
-	movdqu	%xmm3, 6496(%rdi)
-	pxor	6416(%rdi), %xmm3
-	movdqu	%xmm3, 6512(%rdi)
-	pand	%xmm13, %xmm3
-	pxor	%xmm12, %xmm3
-	pxor	%xmm15, %xmm3
-	pxor	6432(%rdi), %xmm3
-	movdqu	%xmm6, 6432(%rdi)
-	pand	6448(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 6528(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 6544(%rdi)
-	pxor	%xmm3, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	6496(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm14, %xmm12
-	pxor	6528(%rdi), %xmm14
-	movdqu	%xmm12, 6560(%rdi)
-	pand	%xmm2, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	6528(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm3
-	movdqu	%xmm12, 6576(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm3, %xmm4
-	pxor	6576(%rdi), %xmm4
-	pxor	6544(%rdi), %xmm3
-	pand	%xmm12, %xmm3
-	pxor	6576(%rdi), %xmm3
-	movdqu	6432(%rdi), %xmm9
-	pand	%xmm3, %xmm9
-	pxor	%xmm3, %xmm11
-	movdqu	%xmm3, 6432(%rdi)
-	pxor	%xmm4, %xmm3
-	pand	6576(%rdi), %xmm3
-	pxor	%xmm3, %xmm11
-	pand	%xmm11, %xmm13
-	pxor	%xmm4, %xmm3
-	pand	%xmm6, %xmm4
-	pxor	6544(%rdi), %xmm4
-	movdqu	6512(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm2
-	movdqu	6560(%rdi), %xmm14
-	pand	%xmm4, %xmm14
-	pand	%xmm4, %xmm3
-	pxor	%xmm3, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	6496(%rdi), %xmm3
-	pand	%xmm6, %xmm3
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	6432(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	6400(%rdi), %xmm11
-	pxor	%xmm15, %xmm2
-	pxor	%xmm8, %xmm15
-	pxor	6432(%rdi), %xmm4
-	movdqu	6432(%rdi), %xmm8
-	pand	6448(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm13
-	pxor	%xmm8, %xmm2
-	pand	%xmm6, %xmm5
-	movdqu	6480(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm1
-	pxor	%xmm6, %xmm4
-	pand	6416(%rdi), %xmm6
-	pand	%xmm4, %xmm0
-	pand	6464(%rdi), %xmm4
-	pxor	%xmm1, %xmm0
-	pxor	%xmm15, %xmm4
-	pxor	%xmm13, %xmm15
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm2, %xmm3
-	pxor	%xmm3, %xmm7
-	pxor	%xmm4, %xmm3
-	pxor	%xmm4, %xmm14
-	pxor	%xmm14, %xmm12
-	pxor	%xmm11, %xmm1
-	pxor	%xmm1, %xmm14
-	pxor	%xmm6, %xmm14
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm2
-	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm0
-	movdqa	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm1
-	movdqa	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm4
-	movdqa	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm6
-	movdqa	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm9
-	movdqa	%xmm10, %xmm13
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l0128(%rip), %xmm13
-	pxor	%xmm0, %xmm7
-	pxor	%xmm1, %xmm3
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm14
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm10
-	pxor	%xmm10, %xmm0
-	pxor	%xmm7, %xmm1
-	pxor	%xmm3, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm2, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm14, %xmm9
-	pxor	%xmm11, %xmm13
-	pxor	%xmm10, %xmm1
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm7
-	pxor	%xmm7, %xmm0
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm3
-	pxor	%xmm3, %xmm1
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm14
-	pxor	%xmm14, %xmm8
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128(%rip), %xmm10
-	pxor	%xmm10, %xmm13
-	pxor	4736(%rdi), %xmm0
-	pxor	4752(%rdi), %xmm1
-	pxor	4768(%rdi), %xmm4
-	pxor	4784(%rdi), %xmm5
-	pxor	4800(%rdi), %xmm6
-	pxor	4816(%rdi), %xmm8
-	pxor	4832(%rdi), %xmm9
-	pxor	4848(%rdi), %xmm13
-	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	movdqa	368(%rdi), %xmm2
-	movdqa	%xmm0, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7040(%rdi)
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7056(%rdi)
-	movdqa	%xmm4, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7072(%rdi)
-	movdqa	%xmm5, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7088(%rdi)
-	movdqa	%xmm6, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7104(%rdi)
-	movdqa	%xmm8, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7120(%rdi)
-	movdqa	%xmm9, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7136(%rdi)
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 7152(%rdi)
-	movdqa	%xmm0, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm6, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm9, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm9
-	movdqa	%xmm0, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm4, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm4
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm5, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm5
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm6, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm6
-	movdqa	%xmm8, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm8
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm6, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm6
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm8, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm8
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm4, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm9, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm9
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm5, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm5
-	leaq	4864(%rdi), %r10
-	leaq	.Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128+32(%rip), %rbx
-	movq	$11, %r11
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_12:
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 6400(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 6416(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 6432(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	6416(%rdi), %xmm11
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	6400(%rdi), %xmm12
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 6480(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	6480(%rdi), %xmm9
-	pxor	6448(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm6, 6432(%rdi)
-	pand	6448(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 6528(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 6544(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	6496(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	6528(%rdi), %xmm13
-	movdqu	%xmm12, 6560(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	6528(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 6576(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	6576(%rdi), %xmm4
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	6544(%rdi), %xmm4
-	movdqu	6512(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	6432(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	6400(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	6432(%rdi), %xmm4
-	movdqu	6432(%rdi), %xmm8
-	pand	6448(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	6480(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	6416(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	6464(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	movdqa	%xmm7, %xmm2
-	pshufb	(%rbx), %xmm2
-	movdqa	%xmm1, %xmm3
-	pshufb	(%rbx), %xmm3
-	movdqa	%xmm12, %xmm4
-	pshufb	(%rbx), %xmm4
-	movdqa	%xmm0, %xmm5
-	pshufb	(%rbx), %xmm5
-	movdqa	%xmm15, %xmm6
-	pshufb	(%rbx), %xmm6
-	movdqa	%xmm13, %xmm8
-	pshufb	(%rbx), %xmm8
-	movdqa	%xmm11, %xmm9
-	pshufb	(%rbx), %xmm9
-	movdqa	%xmm10, %xmm14
-	pshufb	(%rbx), %xmm14
-	pxor	%xmm2, %xmm7
-	pxor	%xmm3, %xmm1
-	pxor	%xmm4, %xmm12
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm15
-	pxor	%xmm8, %xmm13
-	pxor	%xmm9, %xmm11
-	pxor	%xmm14, %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm7, %xmm3
-	pxor	%xmm1, %xmm4
-	pxor	%xmm12, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm15, %xmm8
-	pxor	%xmm13, %xmm9
-	pxor	%xmm11, %xmm14
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pshufb	16(%rbx), %xmm7
-	pxor	%xmm7, %xmm2
-	pshufb	16(%rbx), %xmm1
-	pxor	%xmm1, %xmm3
-	pshufb	16(%rbx), %xmm12
-	pxor	%xmm12, %xmm4
-	pshufb	16(%rbx), %xmm0
-	pxor	%xmm0, %xmm5
-	pshufb	16(%rbx), %xmm15
-	pxor	%xmm15, %xmm6
-	pshufb	16(%rbx), %xmm13
-	pxor	%xmm13, %xmm8
-	pshufb	16(%rbx), %xmm11
-	pxor	%xmm11, %xmm9
-	pshufb	16(%rbx), %xmm10
-	pxor	%xmm10, %xmm14
-	pxor	(%r10), %xmm2
-	pxor	16(%r10), %xmm3
-	pxor	32(%r10), %xmm4
-	pxor	48(%r10), %xmm5
-	pxor	64(%r10), %xmm6
-	pxor	80(%r10), %xmm8
-	pxor	96(%r10), %xmm9
-	pxor	112(%r10), %xmm14
-	movdqa	%xmm2, %xmm0
-	movdqa	%xmm3, %xmm1
-	movdqa	%xmm14, %xmm13
-	addq	$128, %r10
-	addq	$32, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_bs_round_12
-	pxor	%xmm9, %xmm8
-	movdqa	%xmm6, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm13, %xmm3
-	pxor	%xmm6, %xmm3
-	movdqa	%xmm13, %xmm7
-	pxor	%xmm1, %xmm7
-	movdqa	%xmm7, %xmm10
-	pxor	%xmm2, %xmm10
-	pxor	%xmm10, %xmm5
-	pxor	%xmm5, %xmm9
-	pxor	%xmm4, %xmm5
-	pxor	%xmm13, %xmm4
-	movdqu	%xmm5, 6400(%rdi)
-	pxor	%xmm8, %xmm5
-	movdqu	%xmm4, 6416(%rdi)
-	pand	%xmm5, %xmm4
-	movdqu	%xmm9, 6432(%rdi)
-	pxor	%xmm3, %xmm9
-	movdqa	%xmm5, %xmm11
-	pxor	6416(%rdi), %xmm11
-	movdqu	%xmm0, 6448(%rdi)
-	pxor	%xmm9, %xmm0
-	movdqa	%xmm10, %xmm12
-	pand	6400(%rdi), %xmm12
-	movdqu	6400(%rdi), %xmm14
-	pxor	6448(%rdi), %xmm14
-	movdqa	%xmm5, %xmm15
-	pxor	%xmm9, %xmm15
-	movdqu	%xmm15, 6464(%rdi)
-	pand	%xmm2, %xmm15
-	movdqu	%xmm9, 6480(%rdi)
-	pand	%xmm3, %xmm9
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm15
-	movdqa	%xmm8, %xmm9
-	pxor	6480(%rdi), %xmm9
-	pxor	6448(%rdi), %xmm8
-	pxor	%xmm8, %xmm6
-	pxor	%xmm8, %xmm1
-	movdqu	%xmm1, 6496(%rdi)
-	pxor	6416(%rdi), %xmm1
-	movdqu	%xmm1, 6512(%rdi)
-	pand	%xmm14, %xmm1
-	pxor	%xmm12, %xmm1
-	pxor	%xmm15, %xmm1
-	pxor	6432(%rdi), %xmm1
-	movdqu	%xmm6, 6432(%rdi)
-	pand	6448(%rdi), %xmm6
-	pxor	%xmm12, %xmm6
-	pxor	%xmm4, %xmm6
-	pxor	%xmm11, %xmm6
-	movdqu	%xmm9, 6528(%rdi)
-	pand	%xmm7, %xmm9
-	movdqu	%xmm6, 6544(%rdi)
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm8, %xmm11
-	pand	6496(%rdi), %xmm11
-	movdqa	%xmm8, %xmm12
-	pxor	%xmm13, %xmm12
-	pxor	6528(%rdi), %xmm13
-	movdqu	%xmm12, 6560(%rdi)
-	pand	%xmm0, %xmm12
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm12
-	pxor	%xmm9, %xmm11
-	pxor	%xmm13, %xmm12
-	pxor	%xmm15, %xmm11
-	movdqa	%xmm7, %xmm4
-	pxor	6528(%rdi), %xmm4
-	pxor	%xmm4, %xmm11
-	pand	%xmm11, %xmm1
-	movdqu	%xmm12, 6576(%rdi)
-	pxor	%xmm11, %xmm12
-	movdqa	%xmm1, %xmm4
-	pxor	6576(%rdi), %xmm4
-	pxor	6544(%rdi), %xmm1
-	pand	%xmm12, %xmm1
-	pxor	6576(%rdi), %xmm1
-	movdqu	6432(%rdi), %xmm9
-	pand	%xmm1, %xmm9
-	pxor	%xmm1, %xmm11
-	movdqu	%xmm1, 6432(%rdi)
-	pxor	%xmm4, %xmm1
-	pand	6576(%rdi), %xmm1
-	pxor	%xmm1, %xmm11
-	pand	%xmm11, %xmm14
-	pxor	%xmm4, %xmm1
-	pand	%xmm6, %xmm4
-	pxor	6544(%rdi), %xmm4
-	movdqu	6512(%rdi), %xmm12
-	pand	%xmm11, %xmm12
-	pand	%xmm4, %xmm0
-	movdqu	6560(%rdi), %xmm13
-	pand	%xmm4, %xmm13
-	pand	%xmm4, %xmm1
-	pxor	%xmm1, %xmm6
-	pand	%xmm6, %xmm8
-	movdqu	6496(%rdi), %xmm1
-	pand	%xmm6, %xmm1
-	movdqa	%xmm4, %xmm15
-	pxor	%xmm6, %xmm15
-	pand	%xmm15, %xmm7
-	pand	6528(%rdi), %xmm15
-	pxor	%xmm11, %xmm6
-	pxor	6432(%rdi), %xmm11
-	pand	%xmm11, %xmm10
-	pand	6400(%rdi), %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	%xmm8, %xmm15
-	pxor	6432(%rdi), %xmm4
-	movdqu	6432(%rdi), %xmm8
-	pand	6448(%rdi), %xmm8
-	pxor	%xmm11, %xmm8
-	pxor	%xmm11, %xmm14
-	pxor	%xmm8, %xmm0
-	pand	%xmm6, %xmm5
-	movdqu	6480(%rdi), %xmm11
-	pand	%xmm4, %xmm11
-	pxor	%xmm7, %xmm8
-	pxor	%xmm8, %xmm5
-	pand	%xmm4, %xmm3
-	pxor	%xmm6, %xmm4
-	pand	6416(%rdi), %xmm6
-	pand	%xmm4, %xmm2
-	pand	6464(%rdi), %xmm4
-	pxor	%xmm3, %xmm2
-	pxor	%xmm15, %xmm4
-	pxor	%xmm14, %xmm15
-	pxor	%xmm2, %xmm1
-	pxor	%xmm2, %xmm12
-	pxor	%xmm12, %xmm10
-	pxor	%xmm9, %xmm12
-	pxor	%xmm4, %xmm11
-	pxor	%xmm5, %xmm4
-	pxor	%xmm0, %xmm1
-	pxor	%xmm1, %xmm7
-	pxor	%xmm4, %xmm1
-	pxor	%xmm4, %xmm13
-	pxor	%xmm13, %xmm12
-	pxor	%xmm11, %xmm3
-	pxor	%xmm3, %xmm13
-	pxor	%xmm6, %xmm13
-	pxor	%xmm10, %xmm15
-	pxor	%xmm11, %xmm10
-	pxor	%xmm15, %xmm11
-	pxor	%xmm15, %xmm0
-	pxor	6272(%rdi), %xmm7
-	pxor	6288(%rdi), %xmm1
-	pxor	6304(%rdi), %xmm12
-	pxor	6320(%rdi), %xmm0
-	pxor	6336(%rdi), %xmm15
-	pxor	6352(%rdi), %xmm13
-	pxor	6368(%rdi), %xmm11
-	pxor	6384(%rdi), %xmm10
-	movdqa	%xmm7, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm1, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm1
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm12, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm15, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm11, %xmm2
-	psrlq	$1, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$1, %xmm2
-	pxor	%xmm2, %xmm11
-	movdqa	%xmm7, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm12, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm12
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm0, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm0
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm15, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm15
-	movdqa	%xmm13, %xmm2
-	psrlq	$2, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$2, %xmm2
-	pxor	%xmm2, %xmm13
-	movdqa	%xmm7, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm15, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm15
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm7
-	movdqa	%xmm1, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm13, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm13
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm12, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm11, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm11
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm12
-	movdqa	%xmm0, %xmm2
-	psrlq	$4, %xmm2
-	pxor	%xmm10, %xmm2
-	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128(%rip), %xmm2
-	pxor	%xmm2, %xmm10
-	psllq	$4, %xmm2
-	pxor	%xmm2, %xmm0
+.Laesgen_bitsliced128_face_r2_xor_stream_partial256_2:
 	movdqu	%xmm7, 6912(%rdi)
 	movdqu	%xmm1, 6928(%rdi)
 	movdqu	%xmm12, 6944(%rdi)
@@ -21200,65 +15087,48 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	movdqu	%xmm13, 6992(%rdi)
 	movdqu	%xmm11, 7008(%rdi)
 	movdqu	%xmm10, 7024(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_consume256
+.Laesgen_bitsliced128_face_r2_xor_stream_consume256:
+	movq	%r9, %rbx
+	andq	$7, %rbx
+	shlq	$4, %rbx
+	leaq	6912(%rdi,%rbx,1), %r9
+	movq	$128, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced128_face_r2_xor_stream_tail_n_6
+	jae	.Laesgen_bitsliced128_face_r2_xor_stream_consume_n_3
 	movq	%rcx, %r10
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_n_6:
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_n_3:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole_6:
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_whole_3:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced128_face_r2_xor_stream_tail_part_6
-	movdqu	6912(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced128_face_r2_xor_stream_consume_part_3
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqu	(%rdx,%r11,1), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqu	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_tail_whole_6
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_part_6:
+	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_consume_whole_3
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_part_3:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_tail_used_6
+	je	.Laesgen_bitsliced128_face_r2_xor_stream_consume_used_3
 	movq	%r11, %rbx
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte_6:
-	movzbl	6912(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_byte_3:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced128_face_r2_xor_stream_tail_byte_6
-	movdqu	6912(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced128_face_r2_xor_stream_consume_byte_3
+	movdqu	(%r9,%r11,1), %xmm0
 	movdqa	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_used_6:
+.Laesgen_bitsliced128_face_r2_xor_stream_consume_used_3:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_entry_3:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_tail_entries_done_3
-	movq	%rbp, %r12
-	shlq	$4, %r12
-	leaq	(%r9,%rbp,1), %r13
-	shlq	$4, %r13
-	movq	7040(%rdi,%r12,1), %rbx
-	movq	%rbx, 384(%rdi,%r13,1)
-	movq	7048(%rdi,%r12,1), %rbx
-	movq	%rbx, 392(%rdi,%r13,1)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_tail_entry_3
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_entries_done_3:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill_counted_3
-	movq	$256, %rbx
-.Laesgen_bitsliced128_face_r2_xor_stream_tail_fill_counted_3:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -21874,9 +15744,54 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	psllq	$4, %xmm1
 	pxor	%xmm1, %xmm5
 	movdqa	%xmm0, 368(%rdi)
+	pxor	%xmm1, %xmm1
+	movdqa	%xmm0, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm3
+	psubb	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	psrlq	$1, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm4
+	psubb	%xmm2, %xmm4
+	movdqa	%xmm0, %xmm2
+	psrlq	$2, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm5
+	psubb	%xmm2, %xmm5
+	movdqa	%xmm0, %xmm2
+	psrlq	$3, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm6
+	psubb	%xmm2, %xmm6
+	movdqa	%xmm0, %xmm2
+	psrlq	$4, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm7
+	psubb	%xmm2, %xmm7
+	movdqa	%xmm0, %xmm2
+	psrlq	$5, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm8
+	psubb	%xmm2, %xmm8
+	movdqa	%xmm0, %xmm2
+	psrlq	$6, %xmm2
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm2
+	movdqa	%xmm1, %xmm9
+	psubb	%xmm2, %xmm9
+	psrlq	$7, %xmm0
+	pand	.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128(%rip), %xmm0
+	psubb	%xmm0, %xmm1
+	movdqa	%xmm3, 7040(%rdi)
+	movdqa	%xmm4, 7056(%rdi)
+	movdqa	%xmm5, 7072(%rdi)
+	movdqa	%xmm6, 7088(%rdi)
+	movdqa	%xmm7, 7104(%rdi)
+	movdqa	%xmm8, 7120(%rdi)
+	movdqa	%xmm9, 7136(%rdi)
+	movdqa	%xmm1, 7152(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -21884,19 +15799,15 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced128_face_r2_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced128_face_r2_xor_stream_window_ok256
 .Laesgen_bitsliced128_face_r2_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 7168(%rdi)
+	movq	$0, 7176(%rdi)
+	movq	$0, 7184(%rdi)
+	movq	$0, 7192(%rdi)
 	jmp	.Laesgen_bitsliced128_face_r2_xor_stream_window_ok256
 .Laesgen_bitsliced128_face_r2_xor_stream_return:
 	pxor	%xmm0, %xmm0
@@ -21915,22 +15826,11 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	%xmm13, %xmm13
 	pxor	%xmm14, %xmm14
 	pxor	%xmm15, %xmm15
-	popq	%r13
-	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_bitsliced128_face_r2_xor_stream, .-aesgen_bitsliced128_face_r2_xor_stream
 	.section	.rodata
-	.p2align	4
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128:
-	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
-	.p2align	4
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128:
-	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
-	.p2align	4
-.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128:
-	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	4
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_rotations128:
 	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
@@ -21965,6 +15865,15 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	4
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_m55128:
+	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
+	.p2align	4
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_m33128:
+	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
+	.p2align	4
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_m0f128:
+	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	4
 .Laesgen_bitsliced128_face_r2_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
@@ -22005,6 +15914,9 @@ aesgen_bitsliced128_face_r2_xor_stream:
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_rot2_l0128:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	4
+.Laesgen_bitsliced128_face_r2_xor_stream_bs_m01128:
+	.byte	0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01
+	.p2align	4
 .Laesgen_bitsliced128_face_r2_xor_stream_bs_rot1_l1128:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
 	.p2align	4
@@ -22021,7 +15933,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
-# wipe(ctx): zero all 7168 bytes of the context.
+# wipe(ctx): zero all 7232 bytes of the context.
 # Requires: SSE2
 	.text
 	.globl	aesgen_bitsliced128_face_r2_wipe
@@ -22030,7 +15942,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 aesgen_bitsliced128_face_r2_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
-	movq	$112, %rax
+	movq	$113, %rax
 .Laesgen_bitsliced128_face_r2_wipe_zero:
 	movdqu	%xmm0, (%rdi)
 	movdqu	%xmm0, 16(%rdi)

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AVX, AVX2
- *   Context: 5760 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
+ *   Context: 5824 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_bitsliced256_face_none_init   requires AVX, AVX2
@@ -37,7 +37,7 @@ aesgen_bitsliced256_face_none_init:
 .Laesgen_bitsliced256_face_none_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$90, %r8
+	movq	$91, %r8
 .Laesgen_bitsliced256_face_none_init_zero:
 	vmovdqu	%ymm0, (%rax)
 	vmovdqu	%ymm0, 32(%rax)
@@ -7534,6 +7534,7 @@ aesgen_bitsliced256_face_none_set_iv:
 aesgen_bitsliced256_face_none_xor_stream:
 	endbr64
 	pushq	%rbx
+	pushq	%rbp
 	testq	%rcx, %rcx
 	je	.Laesgen_bitsliced256_face_none_xor_stream_return
 	movq	288(%rdi), %rax
@@ -7573,28 +7574,25 @@ aesgen_bitsliced256_face_none_xor_stream:
 	je	.Laesgen_bitsliced256_face_none_xor_stream_end128
 .Laesgen_bitsliced256_face_none_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	cmpq	$256, %rcx
-	jb	.Laesgen_bitsliced256_face_none_xor_stream_single128
-	cmpq	$240, %r9
-	ja	.Laesgen_bitsliced256_face_none_xor_stream_single128
-	testq	$15, %r9
-	jne	.Laesgen_bitsliced256_face_none_xor_stream_unaligned8_128
-	vmovq	%rax, %xmm0
+	movq	%r9, %r10
+	andq	$-16, %r10
+	movq	%rax, %r10
+	andq	$-16, %r10
+	vmovq	%r10, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vbroadcasti128	(%rdi), %ymm1
-	vpxor	%ymm1, %ymm0, %ymm7
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm1
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm0, %ymm2
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm0, %ymm3
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm0, %ymm4
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm0, %ymm5
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm0, %ymm6
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm0, %ymm7
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
@@ -7602,60 +7600,55 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpsrlq	$1, %ymm1, %ymm8
 	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpsrlq	$1, %ymm3, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$1, %ymm5, %ymm8
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpsrlq	$1, %ymm7, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm7, %ymm7
 	vpsrlq	$2, %ymm1, %ymm8
 	vpxor	%ymm3, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
+	vpsrlq	$2, %ymm2, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm2, %ymm2
 	vpsrlq	$2, %ymm5, %ymm8
 	vpxor	%ymm7, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
+	vpsrlq	$2, %ymm6, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
 	vpsrlq	$4, %ymm1, %ymm8
 	vpxor	%ymm5, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
@@ -7674,175 +7667,181 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$4, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
+	vpsrlq	$4, %ymm4, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$4, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm1, %ymm6, %ymm8
+	vpxor	%ymm5, %ymm8, %ymm9
+	vpxor	%ymm3, %ymm5, %ymm10
+	vpxor	%ymm5, %ymm0, %ymm5
+	vpxor	%ymm2, %ymm8, %ymm11
+	vpxor	%ymm2, %ymm0, %ymm2
+	vpxor	%ymm0, %ymm8, %ymm12
+	vpand	%ymm1, %ymm9, %ymm13
 	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
+	vpxor	%ymm10, %ymm2, %ymm15
+	vpxor	%ymm15, %ymm4, %ymm4
+	vpxor	%ymm7, %ymm4, %ymm7
+	vpxor	%ymm3, %ymm4, %ymm4
 	vmovdqu	%ymm9, 4224(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
+	vpxor	%ymm6, %ymm4, %ymm9
 	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
+	vpand	%ymm4, %ymm15, %ymm8
 	vpxor	%ymm8, %ymm13, %ymm13
 	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 4320(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 4416(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
+	vpxor	%ymm1, %ymm4, %ymm15
+	vmovdqu	%ymm4, 4320(%rdi)
+	vpxor	%ymm5, %ymm7, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vmovdqu	%ymm7, 4352(%rdi)
+	vpxor	%ymm6, %ymm0, %ymm7
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpand	%ymm4, %ymm5, %ymm3
+	vmovdqu	%ymm5, 4384(%rdi)
+	vpxor	%ymm4, %ymm1, %ymm5
+	vmovdqu	%ymm1, 4416(%rdi)
+	vpxor	%ymm0, %ymm9, %ymm1
 	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
+	vpand	%ymm5, %ymm12, %ymm10
 	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
+	vpand	%ymm6, %ymm2, %ymm12
 	vpxor	%ymm12, %ymm14, %ymm14
 	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
+	vpxor	%ymm0, %ymm11, %ymm12
 	vmovdqu	%ymm11, 4512(%rdi)
 	vpand	%ymm15, %ymm12, %ymm11
 	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
+	vpand	%ymm9, %ymm0, %ymm11
+	vpxor	%ymm3, %ymm11, %ymm11
 	vpxor	%ymm11, %ymm13, %ymm13
 	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm1, %ymm13, %ymm1
+	vpxor	%ymm4, %ymm9, %ymm10
+	vpxor	%ymm6, %ymm2, %ymm11
 	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm13, %ymm3
+	vpxor	%ymm3, %ymm8, %ymm8
 	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpand	%ymm3, %ymm8, %ymm11
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm7, %ymm3, %ymm13
+	vpxor	%ymm11, %ymm7, %ymm14
 	vmovdqu	%ymm10, 4352(%rdi)
 	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	4512(%rdi), %ymm6, %ymm8
-	vpand	4256(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm0, %ymm0
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm7, %ymm14
-	vpand	4320(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	4352(%rdi), %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpand	%ymm13, %ymm1, %ymm1
+	vpand	%ymm5, %ymm10, %ymm5
 	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	4416(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpand	4480(%rdi), %ymm10, %ymm11
+	vpand	4416(%rdi), %ymm1, %ymm13
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpxor	%ymm1, %ymm14, %ymm11
+	vpand	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm7, %ymm14, %ymm7
+	vpand	%ymm15, %ymm3, %ymm11
+	vpand	%ymm12, %ymm3, %ymm12
+	vpand	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpand	4512(%rdi), %ymm7, %ymm8
+	vpand	4256(%rdi), %ymm7, %ymm14
+	vpxor	%ymm3, %ymm7, %ymm15
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpand	%ymm2, %ymm7, %ymm2
+	vpand	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm14, %ymm6, %ymm7
+	vpxor	%ymm5, %ymm6, %ymm5
+	vpand	%ymm9, %ymm15, %ymm6
+	vpxor	%ymm3, %ymm1, %ymm3
+	vpxor	%ymm1, %ymm10, %ymm9
+	vpand	4224(%rdi), %ymm1, %ymm1
+	vpand	4384(%rdi), %ymm9, %ymm10
+	vpand	4288(%rdi), %ymm3, %ymm14
+	vpand	4320(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm13, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm5
+	vpxor	%ymm3, %ymm2, %ymm3
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpxor	%ymm15, %ymm9, %ymm6
+	vpand	%ymm4, %ymm9, %ymm4
+	vpand	%ymm0, %ymm15, %ymm0
+	vpand	4352(%rdi), %ymm6, %ymm9
+	vpand	4448(%rdi), %ymm6, %ymm6
+	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpxor	%ymm6, %ymm12, %ymm6
+	vpxor	%ymm6, %ymm14, %ymm11
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm7, %ymm11, %ymm6
+	vpxor	%ymm5, %ymm8, %ymm7
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm3, %ymm9, %ymm3
+	vpxor	%ymm4, %ymm10, %ymm8
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm9
+	vpxor	%ymm7, %ymm3, %ymm7
+	vpxor	4416(%rdi), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm8
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm0, %ymm8, %ymm0
+	vpxor	%ymm4, %ymm6, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm4
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm5, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm2, %ymm2
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm1, %ymm1
+	vpxor	%ymm11, %ymm5, %ymm5
 	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm0, %ymm0
 	vpxor	%ymm14, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm2, %ymm8, %ymm8
 	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm11, %ymm11
+	vpxor	%ymm5, %ymm12, %ymm12
 	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
+	vpxor	%ymm0, %ymm14, %ymm14
 	vpxor	%ymm3, %ymm15, %ymm15
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm5, %ymm5
+	vpxor	640(%rdi), %ymm4, %ymm4
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	704(%rdi), %ymm10, %ymm10
 	vpxor	736(%rdi), %ymm11, %ymm11
@@ -7851,14 +7850,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	832(%rdi), %ymm14, %ymm14
 	vpxor	864(%rdi), %ymm15, %ymm15
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
+	vpxor	%ymm4, %ymm0, %ymm1
 	vpxor	%ymm12, %ymm1, %ymm2
 	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
+	vpxor	%ymm12, %ymm15, %ymm5
 	vpxor	%ymm8, %ymm1, %ymm6
 	vpxor	%ymm8, %ymm15, %ymm7
 	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
+	vpand	%ymm4, %ymm2, %ymm9
 	vpand	%ymm1, %ymm6, %ymm12
 	vpxor	%ymm3, %ymm7, %ymm13
 	vpxor	%ymm13, %ymm11, %ymm11
@@ -7870,20 +7869,20 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpand	%ymm11, %ymm13, %ymm1
 	vpxor	%ymm1, %ymm9, %ymm9
 	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
+	vpxor	%ymm4, %ymm11, %ymm13
 	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
+	vpxor	%ymm5, %ymm14, %ymm11
 	vpxor	%ymm11, %ymm0, %ymm0
 	vmovdqu	%ymm14, 4352(%rdi)
 	vpxor	%ymm0, %ymm15, %ymm14
 	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
+	vpand	%ymm11, %ymm5, %ymm15
+	vmovdqu	%ymm5, 4384(%rdi)
+	vpxor	%ymm11, %ymm4, %ymm5
+	vmovdqu	%ymm4, 4416(%rdi)
+	vpxor	%ymm10, %ymm2, %ymm4
 	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
+	vpand	%ymm5, %ymm8, %ymm3
 	vmovdqu	%ymm8, 4480(%rdi)
 	vpand	%ymm0, %ymm7, %ymm8
 	vpxor	%ymm8, %ymm12, %ymm12
@@ -7897,7 +7896,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm9, %ymm9
 	vpxor	%ymm6, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm4, %ymm9, %ymm4
 	vpxor	%ymm11, %ymm2, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm9
 	vpand	4448(%rdi), %ymm6, %ymm14
@@ -7907,21 +7906,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm9, %ymm12, %ymm9
 	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
 	vpxor	%ymm3, %ymm9, %ymm14
 	vpxor	%ymm12, %ymm3, %ymm15
 	vmovdqu	%ymm6, 4352(%rdi)
 	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm4, %ymm4
+	vpand	%ymm14, %ymm4, %ymm4
+	vpand	%ymm5, %ymm6, %ymm5
+	vpxor	%ymm3, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
 	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
+	vpand	4416(%rdi), %ymm4, %ymm14
 	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
+	vpxor	%ymm4, %ymm15, %ymm12
 	vpand	%ymm12, %ymm3, %ymm3
 	vpxor	%ymm9, %ymm3, %ymm9
 	vpxor	%ymm3, %ymm15, %ymm3
@@ -7936,31 +7935,31 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpand	%ymm7, %ymm1, %ymm7
 	vpand	%ymm0, %ymm1, %ymm0
 	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
 	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
+	vpxor	%ymm9, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpand	4224(%rdi), %ymm4, %ymm4
 	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
+	vpand	4288(%rdi), %ymm5, %ymm13
+	vpand	4320(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm12, %ymm12
+	vpxor	%ymm14, %ymm5, %ymm5
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm6, %ymm5
 	vpand	%ymm11, %ymm6, %ymm6
 	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
+	vpand	4352(%rdi), %ymm5, %ymm11
+	vpand	4448(%rdi), %ymm5, %ymm5
 	vpxor	%ymm1, %ymm11, %ymm11
 	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
+	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm5, %ymm13, %ymm8
+	vpxor	%ymm4, %ymm5, %ymm4
 	vpxor	%ymm1, %ymm8, %ymm1
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm11, %ymm6, %ymm5
@@ -8026,9 +8025,9 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	1056(%rdi), %ymm13, %ymm13
 	vpxor	1088(%rdi), %ymm14, %ymm14
 	vpxor	1120(%rdi), %ymm15, %ymm15
-	leaq	1152(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %r11
-	movq	$7, %r10
+	leaq	1152(%rdi), %r10
+	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %rbx
+	movq	$7, %r11
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round:
 	vpxor	%ymm13, %ymm14, %ymm0
 	vpxor	%ymm6, %ymm0, %ymm1
@@ -8155,14 +8154,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm6
-	vpshufb	(%r11), %ymm3, %ymm9
-	vpshufb	(%r11), %ymm2, %ymm10
-	vpshufb	(%r11), %ymm0, %ymm11
-	vpshufb	(%r11), %ymm1, %ymm12
-	vpshufb	(%r11), %ymm4, %ymm13
-	vpshufb	(%r11), %ymm5, %ymm14
-	vpshufb	(%r11), %ymm8, %ymm15
+	vpshufb	(%rbx), %ymm7, %ymm6
+	vpshufb	(%rbx), %ymm3, %ymm9
+	vpshufb	(%rbx), %ymm2, %ymm10
+	vpshufb	(%rbx), %ymm0, %ymm11
+	vpshufb	(%rbx), %ymm1, %ymm12
+	vpshufb	(%rbx), %ymm4, %ymm13
+	vpshufb	(%rbx), %ymm5, %ymm14
+	vpshufb	(%rbx), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -8182,33 +8181,33 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm7, %ymm7
+	vpshufb	32(%rbx), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%r11), %ymm3, %ymm3
+	vpshufb	32(%rbx), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%r11), %ymm2, %ymm2
+	vpshufb	32(%rbx), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm0, %ymm0
+	vpshufb	32(%rbx), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm1, %ymm1
+	vpshufb	32(%rbx), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm4, %ymm4
+	vpshufb	32(%rbx), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm5, %ymm5
+	vpshufb	32(%rbx), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm8, %ymm8
+	vpshufb	32(%rbx), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r9), %ymm6, %ymm6
-	vpxor	32(%r9), %ymm9, %ymm9
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
+	vpxor	(%r10), %ymm6, %ymm6
+	vpxor	32(%r10), %ymm9, %ymm9
+	vpxor	64(%r10), %ymm10, %ymm10
+	vpxor	96(%r10), %ymm11, %ymm11
+	vpxor	128(%r10), %ymm12, %ymm12
+	vpxor	160(%r10), %ymm13, %ymm13
+	vpxor	192(%r10), %ymm14, %ymm14
+	vpxor	224(%r10), %ymm15, %ymm15
+	addq	$256, %r10
+	addq	$64, %rbx
+	decq	%r11
 	jne	.Laesgen_bitsliced256_face_none_xor_stream_bs_round
 	vpxor	%ymm13, %ymm14, %ymm0
 	vpxor	%ymm6, %ymm0, %ymm1
@@ -8415,6 +8414,10 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
+	testq	$15, %r9
+	jne	.Laesgen_bitsliced256_face_none_xor_stream_partial128
+	cmpq	$256, %rcx
+	jb	.Laesgen_bitsliced256_face_none_xor_stream_partial128
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -8437,91 +8440,141 @@ aesgen_bitsliced256_face_none_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top128
-.Laesgen_bitsliced256_face_none_xor_stream_unaligned8_128:
-	vmovq	%rax, %xmm0
+.Laesgen_bitsliced256_face_none_xor_stream_partial128:
+	vmovdqu	%ymm7, 5248(%rdi)
+	vmovdqu	%ymm3, 5280(%rdi)
+	vmovdqu	%ymm2, 5312(%rdi)
+	vmovdqu	%ymm0, 5344(%rdi)
+	vmovdqu	%ymm1, 5376(%rdi)
+	vmovdqu	%ymm4, 5408(%rdi)
+	vmovdqu	%ymm5, 5440(%rdi)
+	vmovdqu	%ymm8, 5472(%rdi)
+	jmp	.Laesgen_bitsliced256_face_none_xor_stream_consume128
+.Laesgen_bitsliced256_face_none_xor_stream_consume128:
+	movq	%r9, %rbx
+	andq	$15, %rbx
+	shlq	$4, %rbx
+	leaq	5248(%rdi,%rbx,1), %r9
+	movq	$256, %r10
+	subq	%rbx, %r10
+	cmpq	%r10, %rcx
+	jae	.Laesgen_bitsliced256_face_none_xor_stream_consume_n
+	movq	%rcx, %r10
+.Laesgen_bitsliced256_face_none_xor_stream_consume_n:
+	xorl	%r11d, %r11d
+.Laesgen_bitsliced256_face_none_xor_stream_consume_whole:
+	leaq	16(%r11), %rbx
+	cmpq	%r10, %rbx
+	ja	.Laesgen_bitsliced256_face_none_xor_stream_consume_part
+	vmovdqu	(%r9,%r11,1), %xmm0
+	vpxor	(%rdx,%r11,1), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi,%r11,1)
+	movq	%rbx, %r11
+	jmp	.Laesgen_bitsliced256_face_none_xor_stream_consume_whole
+.Laesgen_bitsliced256_face_none_xor_stream_consume_part:
+	cmpq	%r10, %r11
+	je	.Laesgen_bitsliced256_face_none_xor_stream_consume_used
+	movq	%r11, %rbx
+.Laesgen_bitsliced256_face_none_xor_stream_consume_byte:
+	movzbl	(%r9,%rbx,1), %ebp
+	xorb	(%rdx,%rbx,1), %bpl
+	movb	%bpl, (%rsi,%rbx,1)
+	incq	%rbx
+	cmpq	%r10, %rbx
+	jb	.Laesgen_bitsliced256_face_none_xor_stream_consume_byte
+	vmovdqu	(%r9,%r11,1), %xmm0
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$16, %r11
+	movq	%r11, %rbx
+	subq	%r10, %rbx
+	movq	%rbx, 288(%rdi)
+.Laesgen_bitsliced256_face_none_xor_stream_consume_used:
+	shrq	$4, %r11
+	addq	%r11, %rax
+	adcq	$0, %r8
+	addq	%r10, %rdx
+	addq	%r10, %rsi
+	subq	%r10, %rcx
+	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top128
+.Laesgen_bitsliced256_face_none_xor_stream_end128:
+	movq	%rax, 256(%rdi)
+	movq	%r8, 264(%rdi)
+	jmp	.Laesgen_bitsliced256_face_none_xor_stream_return
+.Laesgen_bitsliced256_face_none_xor_stream_aes192:
+	movq	256(%rdi), %rax
+	movq	264(%rdi), %r8
+.Laesgen_bitsliced256_face_none_xor_stream_top192:
+	testq	%rcx, %rcx
+	je	.Laesgen_bitsliced256_face_none_xor_stream_end192
+.Laesgen_bitsliced256_face_none_xor_stream_window_ok192:
+	movzbl	%al, %r9d
+	movq	%r9, %r10
+	andq	$-16, %r10
+	movq	%rax, %r10
+	andq	$-16, %r10
+	vmovq	%r10, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm1
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm0, %ymm2
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm0, %ymm3
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm0, %ymm4
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm0, %ymm5
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm0, %ymm6
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm0, %ymm7
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm0, %ymm0
+	vpsrlq	$1, %ymm1, %ymm8
 	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpsrlq	$1, %ymm3, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$1, %ymm5, %ymm8
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpsrlq	$1, %ymm7, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm7, %ymm7
 	vpsrlq	$2, %ymm1, %ymm8
 	vpxor	%ymm3, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
+	vpsrlq	$2, %ymm2, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm2, %ymm2
 	vpsrlq	$2, %ymm5, %ymm8
 	vpxor	%ymm7, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
+	vpsrlq	$2, %ymm6, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
 	vpsrlq	$4, %ymm1, %ymm8
 	vpxor	%ymm5, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
@@ -8540,175 +8593,181 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$4, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
+	vpsrlq	$4, %ymm4, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$4, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm1, %ymm6, %ymm8
+	vpxor	%ymm5, %ymm8, %ymm9
+	vpxor	%ymm3, %ymm5, %ymm10
+	vpxor	%ymm5, %ymm0, %ymm5
+	vpxor	%ymm2, %ymm8, %ymm11
+	vpxor	%ymm2, %ymm0, %ymm2
+	vpxor	%ymm0, %ymm8, %ymm12
+	vpand	%ymm1, %ymm9, %ymm13
 	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
+	vpxor	%ymm10, %ymm2, %ymm15
+	vpxor	%ymm15, %ymm4, %ymm4
+	vpxor	%ymm7, %ymm4, %ymm7
+	vpxor	%ymm3, %ymm4, %ymm4
 	vmovdqu	%ymm9, 4224(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
+	vpxor	%ymm6, %ymm4, %ymm9
 	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
+	vpand	%ymm4, %ymm15, %ymm8
 	vpxor	%ymm8, %ymm13, %ymm13
 	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 4320(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 4416(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
+	vpxor	%ymm1, %ymm4, %ymm15
+	vmovdqu	%ymm4, 4320(%rdi)
+	vpxor	%ymm5, %ymm7, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vmovdqu	%ymm7, 4352(%rdi)
+	vpxor	%ymm6, %ymm0, %ymm7
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpand	%ymm4, %ymm5, %ymm3
+	vmovdqu	%ymm5, 4384(%rdi)
+	vpxor	%ymm4, %ymm1, %ymm5
+	vmovdqu	%ymm1, 4416(%rdi)
+	vpxor	%ymm0, %ymm9, %ymm1
 	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
+	vpand	%ymm5, %ymm12, %ymm10
 	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
+	vpand	%ymm6, %ymm2, %ymm12
 	vpxor	%ymm12, %ymm14, %ymm14
 	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
+	vpxor	%ymm0, %ymm11, %ymm12
 	vmovdqu	%ymm11, 4512(%rdi)
 	vpand	%ymm15, %ymm12, %ymm11
 	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
+	vpand	%ymm9, %ymm0, %ymm11
+	vpxor	%ymm3, %ymm11, %ymm11
 	vpxor	%ymm11, %ymm13, %ymm13
 	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm1, %ymm13, %ymm1
+	vpxor	%ymm4, %ymm9, %ymm10
+	vpxor	%ymm6, %ymm2, %ymm11
 	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm13, %ymm3
+	vpxor	%ymm3, %ymm8, %ymm8
 	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpand	%ymm3, %ymm8, %ymm11
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm7, %ymm3, %ymm13
+	vpxor	%ymm11, %ymm7, %ymm14
 	vmovdqu	%ymm10, 4352(%rdi)
 	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	4512(%rdi), %ymm6, %ymm8
-	vpand	4256(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm0, %ymm0
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm7, %ymm14
-	vpand	4320(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	4352(%rdi), %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpand	%ymm13, %ymm1, %ymm1
+	vpand	%ymm5, %ymm10, %ymm5
 	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	4416(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpand	4480(%rdi), %ymm10, %ymm11
+	vpand	4416(%rdi), %ymm1, %ymm13
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpxor	%ymm1, %ymm14, %ymm11
+	vpand	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm7, %ymm14, %ymm7
+	vpand	%ymm15, %ymm3, %ymm11
+	vpand	%ymm12, %ymm3, %ymm12
+	vpand	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpand	4512(%rdi), %ymm7, %ymm8
+	vpand	4256(%rdi), %ymm7, %ymm14
+	vpxor	%ymm3, %ymm7, %ymm15
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpand	%ymm2, %ymm7, %ymm2
+	vpand	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm14, %ymm6, %ymm7
+	vpxor	%ymm5, %ymm6, %ymm5
+	vpand	%ymm9, %ymm15, %ymm6
+	vpxor	%ymm3, %ymm1, %ymm3
+	vpxor	%ymm1, %ymm10, %ymm9
+	vpand	4224(%rdi), %ymm1, %ymm1
+	vpand	4384(%rdi), %ymm9, %ymm10
+	vpand	4288(%rdi), %ymm3, %ymm14
+	vpand	4320(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm13, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm5
+	vpxor	%ymm3, %ymm2, %ymm3
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm15, %ymm9, %ymm6
+	vpand	%ymm4, %ymm9, %ymm4
+	vpand	%ymm0, %ymm15, %ymm0
+	vpand	4352(%rdi), %ymm6, %ymm9
+	vpand	4448(%rdi), %ymm6, %ymm6
+	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpxor	%ymm6, %ymm12, %ymm6
+	vpxor	%ymm6, %ymm14, %ymm11
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm7, %ymm11, %ymm6
+	vpxor	%ymm5, %ymm8, %ymm7
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm3, %ymm9, %ymm3
+	vpxor	%ymm4, %ymm10, %ymm8
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm9
+	vpxor	%ymm7, %ymm3, %ymm7
+	vpxor	4416(%rdi), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm8
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm0, %ymm8, %ymm0
+	vpxor	%ymm4, %ymm6, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm5, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
+	vpxor	%ymm4, %ymm2, %ymm2
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm1, %ymm1
+	vpxor	%ymm11, %ymm5, %ymm5
 	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm0, %ymm0
 	vpxor	%ymm14, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm2, %ymm8, %ymm8
 	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm11, %ymm11
+	vpxor	%ymm5, %ymm12, %ymm12
 	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
+	vpxor	%ymm0, %ymm14, %ymm14
 	vpxor	%ymm3, %ymm15, %ymm15
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm5, %ymm5
+	vpxor	640(%rdi), %ymm4, %ymm4
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	704(%rdi), %ymm10, %ymm10
 	vpxor	736(%rdi), %ymm11, %ymm11
@@ -8717,14 +8776,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	832(%rdi), %ymm14, %ymm14
 	vpxor	864(%rdi), %ymm15, %ymm15
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
+	vpxor	%ymm4, %ymm0, %ymm1
 	vpxor	%ymm12, %ymm1, %ymm2
 	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
+	vpxor	%ymm12, %ymm15, %ymm5
 	vpxor	%ymm8, %ymm1, %ymm6
 	vpxor	%ymm8, %ymm15, %ymm7
 	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
+	vpand	%ymm4, %ymm2, %ymm9
 	vpand	%ymm1, %ymm6, %ymm12
 	vpxor	%ymm3, %ymm7, %ymm13
 	vpxor	%ymm13, %ymm11, %ymm11
@@ -8736,20 +8795,20 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpand	%ymm11, %ymm13, %ymm1
 	vpxor	%ymm1, %ymm9, %ymm9
 	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
+	vpxor	%ymm4, %ymm11, %ymm13
 	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
+	vpxor	%ymm5, %ymm14, %ymm11
 	vpxor	%ymm11, %ymm0, %ymm0
 	vmovdqu	%ymm14, 4352(%rdi)
 	vpxor	%ymm0, %ymm15, %ymm14
 	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
+	vpand	%ymm11, %ymm5, %ymm15
+	vmovdqu	%ymm5, 4384(%rdi)
+	vpxor	%ymm11, %ymm4, %ymm5
+	vmovdqu	%ymm4, 4416(%rdi)
+	vpxor	%ymm10, %ymm2, %ymm4
 	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
+	vpand	%ymm5, %ymm8, %ymm3
 	vmovdqu	%ymm8, 4480(%rdi)
 	vpand	%ymm0, %ymm7, %ymm8
 	vpxor	%ymm8, %ymm12, %ymm12
@@ -8763,7 +8822,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm9, %ymm9
 	vpxor	%ymm6, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm4, %ymm9, %ymm4
 	vpxor	%ymm11, %ymm2, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm9
 	vpand	4448(%rdi), %ymm6, %ymm14
@@ -8773,21 +8832,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm9, %ymm12, %ymm9
 	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
 	vpxor	%ymm3, %ymm9, %ymm14
 	vpxor	%ymm12, %ymm3, %ymm15
 	vmovdqu	%ymm6, 4352(%rdi)
 	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm4, %ymm4
+	vpand	%ymm14, %ymm4, %ymm4
+	vpand	%ymm5, %ymm6, %ymm5
+	vpxor	%ymm3, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
 	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
+	vpand	4416(%rdi), %ymm4, %ymm14
 	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
+	vpxor	%ymm4, %ymm15, %ymm12
 	vpand	%ymm12, %ymm3, %ymm3
 	vpxor	%ymm9, %ymm3, %ymm9
 	vpxor	%ymm3, %ymm15, %ymm3
@@ -8802,31 +8861,31 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpand	%ymm7, %ymm1, %ymm7
 	vpand	%ymm0, %ymm1, %ymm0
 	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
 	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
+	vpxor	%ymm9, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpand	4224(%rdi), %ymm4, %ymm4
 	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
+	vpand	4288(%rdi), %ymm5, %ymm13
+	vpand	4320(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm12, %ymm12
+	vpxor	%ymm14, %ymm5, %ymm5
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm6, %ymm5
 	vpand	%ymm11, %ymm6, %ymm6
 	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
+	vpand	4352(%rdi), %ymm5, %ymm11
+	vpand	4448(%rdi), %ymm5, %ymm5
 	vpxor	%ymm1, %ymm11, %ymm11
 	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
+	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm5, %ymm13, %ymm8
+	vpxor	%ymm4, %ymm5, %ymm4
 	vpxor	%ymm1, %ymm8, %ymm1
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm11, %ymm6, %ymm5
@@ -8841,14 +8900,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -8868,21 +8927,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
 	vpxor	896(%rdi), %ymm6, %ymm6
 	vpxor	928(%rdi), %ymm9, %ymm9
@@ -8892,9 +8951,9 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	1056(%rdi), %ymm13, %ymm13
 	vpxor	1088(%rdi), %ymm14, %ymm14
 	vpxor	1120(%rdi), %ymm15, %ymm15
-	leaq	1152(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %r11
-	movq	$7, %r10
+	leaq	1152(%rdi), %r10
+	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+192(%rip), %rbx
+	movq	$9, %r11
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round_2:
 	vpxor	%ymm13, %ymm14, %ymm0
 	vpxor	%ymm6, %ymm0, %ymm1
@@ -9021,14 +9080,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm6
-	vpshufb	(%r11), %ymm3, %ymm9
-	vpshufb	(%r11), %ymm2, %ymm10
-	vpshufb	(%r11), %ymm0, %ymm11
-	vpshufb	(%r11), %ymm1, %ymm12
-	vpshufb	(%r11), %ymm4, %ymm13
-	vpshufb	(%r11), %ymm5, %ymm14
-	vpshufb	(%r11), %ymm8, %ymm15
+	vpshufb	(%rbx), %ymm7, %ymm6
+	vpshufb	(%rbx), %ymm3, %ymm9
+	vpshufb	(%rbx), %ymm2, %ymm10
+	vpshufb	(%rbx), %ymm0, %ymm11
+	vpshufb	(%rbx), %ymm1, %ymm12
+	vpshufb	(%rbx), %ymm4, %ymm13
+	vpshufb	(%rbx), %ymm5, %ymm14
+	vpshufb	(%rbx), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -9048,33 +9107,33 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm7, %ymm7
+	vpshufb	32(%rbx), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%r11), %ymm3, %ymm3
+	vpshufb	32(%rbx), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%r11), %ymm2, %ymm2
+	vpshufb	32(%rbx), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm0, %ymm0
+	vpshufb	32(%rbx), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm1, %ymm1
+	vpshufb	32(%rbx), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm4, %ymm4
+	vpshufb	32(%rbx), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm5, %ymm5
+	vpshufb	32(%rbx), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm8, %ymm8
+	vpshufb	32(%rbx), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r9), %ymm6, %ymm6
-	vpxor	32(%r9), %ymm9, %ymm9
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
+	vpxor	(%r10), %ymm6, %ymm6
+	vpxor	32(%r10), %ymm9, %ymm9
+	vpxor	64(%r10), %ymm10, %ymm10
+	vpxor	96(%r10), %ymm11, %ymm11
+	vpxor	128(%r10), %ymm12, %ymm12
+	vpxor	160(%r10), %ymm13, %ymm13
+	vpxor	192(%r10), %ymm14, %ymm14
+	vpxor	224(%r10), %ymm15, %ymm15
+	addq	$256, %r10
+	addq	$64, %rbx
+	decq	%r11
 	jne	.Laesgen_bitsliced256_face_none_xor_stream_bs_round_2
 	vpxor	%ymm13, %ymm14, %ymm0
 	vpxor	%ymm6, %ymm0, %ymm1
@@ -9201,14 +9260,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	2944(%rdi), %ymm7, %ymm7
-	vpxor	2976(%rdi), %ymm3, %ymm3
-	vpxor	3008(%rdi), %ymm2, %ymm2
-	vpxor	3040(%rdi), %ymm0, %ymm0
-	vpxor	3072(%rdi), %ymm1, %ymm1
-	vpxor	3104(%rdi), %ymm4, %ymm4
-	vpxor	3136(%rdi), %ymm5, %ymm5
-	vpxor	3168(%rdi), %ymm8, %ymm8
+	vpxor	3456(%rdi), %ymm7, %ymm7
+	vpxor	3488(%rdi), %ymm3, %ymm3
+	vpxor	3520(%rdi), %ymm2, %ymm2
+	vpxor	3552(%rdi), %ymm0, %ymm0
+	vpxor	3584(%rdi), %ymm1, %ymm1
+	vpxor	3616(%rdi), %ymm4, %ymm4
+	vpxor	3648(%rdi), %ymm5, %ymm5
+	vpxor	3680(%rdi), %ymm8, %ymm8
 	vpsrlq	$1, %ymm7, %ymm6
 	vpxor	%ymm3, %ymm6, %ymm6
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
@@ -9281,6 +9340,10 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
+	testq	$15, %r9
+	jne	.Laesgen_bitsliced256_face_none_xor_stream_partial192
+	cmpq	$256, %rcx
+	jb	.Laesgen_bitsliced256_face_none_xor_stream_partial192
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -9302,31 +9365,94 @@ aesgen_bitsliced256_face_none_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top128
-.Laesgen_bitsliced256_face_none_xor_stream_single128:
-	vmovq	%rax, %xmm0
+	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top192
+.Laesgen_bitsliced256_face_none_xor_stream_partial192:
+	vmovdqu	%ymm7, 5248(%rdi)
+	vmovdqu	%ymm3, 5280(%rdi)
+	vmovdqu	%ymm2, 5312(%rdi)
+	vmovdqu	%ymm0, 5344(%rdi)
+	vmovdqu	%ymm1, 5376(%rdi)
+	vmovdqu	%ymm4, 5408(%rdi)
+	vmovdqu	%ymm5, 5440(%rdi)
+	vmovdqu	%ymm8, 5472(%rdi)
+	jmp	.Laesgen_bitsliced256_face_none_xor_stream_consume192
+.Laesgen_bitsliced256_face_none_xor_stream_consume192:
+	movq	%r9, %rbx
+	andq	$15, %rbx
+	shlq	$4, %rbx
+	leaq	5248(%rdi,%rbx,1), %r9
+	movq	$256, %r10
+	subq	%rbx, %r10
+	cmpq	%r10, %rcx
+	jae	.Laesgen_bitsliced256_face_none_xor_stream_consume_n_2
+	movq	%rcx, %r10
+.Laesgen_bitsliced256_face_none_xor_stream_consume_n_2:
+	xorl	%r11d, %r11d
+.Laesgen_bitsliced256_face_none_xor_stream_consume_whole_2:
+	leaq	16(%r11), %rbx
+	cmpq	%r10, %rbx
+	ja	.Laesgen_bitsliced256_face_none_xor_stream_consume_part_2
+	vmovdqu	(%r9,%r11,1), %xmm0
+	vpxor	(%rdx,%r11,1), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi,%r11,1)
+	movq	%rbx, %r11
+	jmp	.Laesgen_bitsliced256_face_none_xor_stream_consume_whole_2
+.Laesgen_bitsliced256_face_none_xor_stream_consume_part_2:
+	cmpq	%r10, %r11
+	je	.Laesgen_bitsliced256_face_none_xor_stream_consume_used_2
+	movq	%r11, %rbx
+.Laesgen_bitsliced256_face_none_xor_stream_consume_byte_2:
+	movzbl	(%r9,%rbx,1), %ebp
+	xorb	(%rdx,%rbx,1), %bpl
+	movb	%bpl, (%rsi,%rbx,1)
+	incq	%rbx
+	cmpq	%r10, %rbx
+	jb	.Laesgen_bitsliced256_face_none_xor_stream_consume_byte_2
+	vmovdqu	(%r9,%r11,1), %xmm0
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$16, %r11
+	movq	%r11, %rbx
+	subq	%r10, %rbx
+	movq	%rbx, 288(%rdi)
+.Laesgen_bitsliced256_face_none_xor_stream_consume_used_2:
+	shrq	$4, %r11
+	addq	%r11, %rax
+	adcq	$0, %r8
+	addq	%r10, %rdx
+	addq	%r10, %rsi
+	subq	%r10, %rcx
+	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top192
+.Laesgen_bitsliced256_face_none_xor_stream_end192:
+	movq	%rax, 256(%rdi)
+	movq	%r8, 264(%rdi)
+	jmp	.Laesgen_bitsliced256_face_none_xor_stream_return
+.Laesgen_bitsliced256_face_none_xor_stream_aes256:
+	movq	256(%rdi), %rax
+	movq	264(%rdi), %r8
+.Laesgen_bitsliced256_face_none_xor_stream_top256:
+	testq	%rcx, %rcx
+	je	.Laesgen_bitsliced256_face_none_xor_stream_end256
+.Laesgen_bitsliced256_face_none_xor_stream_window_ok256:
+	movzbl	%al, %r9d
+	movq	%r9, %r10
+	andq	$-16, %r10
+	movq	%rax, %r10
+	andq	$-16, %r10
+	vmovq	%r10, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm1
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm0, %ymm2
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm0, %ymm3
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm0, %ymm4
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm0, %ymm5
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm0, %ymm6
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm0, %ymm7
+	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
@@ -9334,60 +9460,55 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpsrlq	$1, %ymm1, %ymm8
 	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpsrlq	$1, %ymm3, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$1, %ymm5, %ymm8
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpsrlq	$1, %ymm7, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm7, %ymm7
 	vpsrlq	$2, %ymm1, %ymm8
 	vpxor	%ymm3, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
+	vpsrlq	$2, %ymm2, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm2, %ymm2
 	vpsrlq	$2, %ymm5, %ymm8
 	vpxor	%ymm7, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
+	vpsrlq	$2, %ymm6, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
 	vpsrlq	$4, %ymm1, %ymm8
 	vpxor	%ymm5, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
@@ -9406,175 +9527,181 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$4, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
+	vpsrlq	$4, %ymm4, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$4, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm1, %ymm6, %ymm8
+	vpxor	%ymm5, %ymm8, %ymm9
+	vpxor	%ymm3, %ymm5, %ymm10
+	vpxor	%ymm5, %ymm0, %ymm5
+	vpxor	%ymm2, %ymm8, %ymm11
+	vpxor	%ymm2, %ymm0, %ymm2
+	vpxor	%ymm0, %ymm8, %ymm12
+	vpand	%ymm1, %ymm9, %ymm13
 	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
+	vpxor	%ymm10, %ymm2, %ymm15
+	vpxor	%ymm15, %ymm4, %ymm4
+	vpxor	%ymm7, %ymm4, %ymm7
+	vpxor	%ymm3, %ymm4, %ymm4
 	vmovdqu	%ymm9, 4224(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
+	vpxor	%ymm6, %ymm4, %ymm9
 	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
+	vpand	%ymm4, %ymm15, %ymm8
 	vpxor	%ymm8, %ymm13, %ymm13
 	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 4320(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 4416(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
+	vpxor	%ymm1, %ymm4, %ymm15
+	vmovdqu	%ymm4, 4320(%rdi)
+	vpxor	%ymm5, %ymm7, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vmovdqu	%ymm7, 4352(%rdi)
+	vpxor	%ymm6, %ymm0, %ymm7
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpand	%ymm4, %ymm5, %ymm3
+	vmovdqu	%ymm5, 4384(%rdi)
+	vpxor	%ymm4, %ymm1, %ymm5
+	vmovdqu	%ymm1, 4416(%rdi)
+	vpxor	%ymm0, %ymm9, %ymm1
 	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
+	vpand	%ymm5, %ymm12, %ymm10
 	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
+	vpand	%ymm6, %ymm2, %ymm12
 	vpxor	%ymm12, %ymm14, %ymm14
 	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
+	vpxor	%ymm0, %ymm11, %ymm12
 	vmovdqu	%ymm11, 4512(%rdi)
 	vpand	%ymm15, %ymm12, %ymm11
 	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
+	vpand	%ymm9, %ymm0, %ymm11
+	vpxor	%ymm3, %ymm11, %ymm11
 	vpxor	%ymm11, %ymm13, %ymm13
 	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm1, %ymm13, %ymm1
+	vpxor	%ymm4, %ymm9, %ymm10
+	vpxor	%ymm6, %ymm2, %ymm11
 	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm13, %ymm3
+	vpxor	%ymm3, %ymm8, %ymm8
 	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpand	%ymm3, %ymm8, %ymm11
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm7, %ymm3, %ymm13
+	vpxor	%ymm11, %ymm7, %ymm14
 	vmovdqu	%ymm10, 4352(%rdi)
 	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	4512(%rdi), %ymm6, %ymm8
-	vpand	4256(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm0, %ymm0
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm7, %ymm14
-	vpand	4320(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	4352(%rdi), %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpand	%ymm13, %ymm1, %ymm1
+	vpand	%ymm5, %ymm10, %ymm5
 	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	4416(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpand	4480(%rdi), %ymm10, %ymm11
+	vpand	4416(%rdi), %ymm1, %ymm13
+	vmovdqu	%ymm11, 4416(%rdi)
+	vpxor	%ymm1, %ymm14, %ymm11
+	vpand	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm7, %ymm14, %ymm7
+	vpand	%ymm15, %ymm3, %ymm11
+	vpand	%ymm12, %ymm3, %ymm12
+	vpand	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpand	4512(%rdi), %ymm7, %ymm8
+	vpand	4256(%rdi), %ymm7, %ymm14
+	vpxor	%ymm3, %ymm7, %ymm15
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpand	%ymm2, %ymm7, %ymm2
+	vpand	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm14, %ymm6, %ymm7
+	vpxor	%ymm5, %ymm6, %ymm5
+	vpand	%ymm9, %ymm15, %ymm6
+	vpxor	%ymm3, %ymm1, %ymm3
+	vpxor	%ymm1, %ymm10, %ymm9
+	vpand	4224(%rdi), %ymm1, %ymm1
+	vpand	4384(%rdi), %ymm9, %ymm10
+	vpand	4288(%rdi), %ymm3, %ymm14
+	vpand	4320(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm13, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm5
+	vpxor	%ymm3, %ymm2, %ymm3
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpxor	%ymm15, %ymm9, %ymm6
+	vpand	%ymm4, %ymm9, %ymm4
+	vpand	%ymm0, %ymm15, %ymm0
+	vpand	4352(%rdi), %ymm6, %ymm9
+	vpand	4448(%rdi), %ymm6, %ymm6
+	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpxor	%ymm6, %ymm12, %ymm6
+	vpxor	%ymm6, %ymm14, %ymm11
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm7, %ymm11, %ymm6
+	vpxor	%ymm5, %ymm8, %ymm7
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm3, %ymm9, %ymm3
+	vpxor	%ymm4, %ymm10, %ymm8
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm9
+	vpxor	%ymm7, %ymm3, %ymm7
+	vpxor	4416(%rdi), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm8
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm0, %ymm8, %ymm0
+	vpxor	%ymm4, %ymm6, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm4
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm5, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm2, %ymm2
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm1, %ymm1
+	vpxor	%ymm11, %ymm5, %ymm5
 	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm0, %ymm0
 	vpxor	%ymm14, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm2, %ymm8, %ymm8
 	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm11, %ymm11
+	vpxor	%ymm5, %ymm12, %ymm12
 	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
+	vpxor	%ymm0, %ymm14, %ymm14
 	vpxor	%ymm3, %ymm15, %ymm15
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
 	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm5, %ymm5
+	vpxor	640(%rdi), %ymm4, %ymm4
 	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	704(%rdi), %ymm10, %ymm10
 	vpxor	736(%rdi), %ymm11, %ymm11
@@ -9583,14 +9710,14 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	832(%rdi), %ymm14, %ymm14
 	vpxor	864(%rdi), %ymm15, %ymm15
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
+	vpxor	%ymm4, %ymm0, %ymm1
 	vpxor	%ymm12, %ymm1, %ymm2
 	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
+	vpxor	%ymm12, %ymm15, %ymm5
 	vpxor	%ymm8, %ymm1, %ymm6
 	vpxor	%ymm8, %ymm15, %ymm7
 	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
+	vpand	%ymm4, %ymm2, %ymm9
 	vpand	%ymm1, %ymm6, %ymm12
 	vpxor	%ymm3, %ymm7, %ymm13
 	vpxor	%ymm13, %ymm11, %ymm11
@@ -9602,20 +9729,20 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpand	%ymm11, %ymm13, %ymm1
 	vpxor	%ymm1, %ymm9, %ymm9
 	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
+	vpxor	%ymm4, %ymm11, %ymm13
 	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
+	vpxor	%ymm5, %ymm14, %ymm11
 	vpxor	%ymm11, %ymm0, %ymm0
 	vmovdqu	%ymm14, 4352(%rdi)
 	vpxor	%ymm0, %ymm15, %ymm14
 	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
+	vpand	%ymm11, %ymm5, %ymm15
+	vmovdqu	%ymm5, 4384(%rdi)
+	vpxor	%ymm11, %ymm4, %ymm5
+	vmovdqu	%ymm4, 4416(%rdi)
+	vpxor	%ymm10, %ymm2, %ymm4
 	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
+	vpand	%ymm5, %ymm8, %ymm3
 	vmovdqu	%ymm8, 4480(%rdi)
 	vpand	%ymm0, %ymm7, %ymm8
 	vpxor	%ymm8, %ymm12, %ymm12
@@ -9629,7 +9756,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm9, %ymm9
 	vpxor	%ymm6, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm4, %ymm9, %ymm4
 	vpxor	%ymm11, %ymm2, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm9
 	vpand	4448(%rdi), %ymm6, %ymm14
@@ -9639,21 +9766,21 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm9, %ymm12, %ymm9
 	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
 	vpxor	%ymm3, %ymm9, %ymm14
 	vpxor	%ymm12, %ymm3, %ymm15
 	vmovdqu	%ymm6, 4352(%rdi)
 	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm4, %ymm4
+	vpand	%ymm14, %ymm4, %ymm4
+	vpand	%ymm5, %ymm6, %ymm5
+	vpxor	%ymm3, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
 	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
+	vpand	4416(%rdi), %ymm4, %ymm14
 	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
+	vpxor	%ymm4, %ymm15, %ymm12
 	vpand	%ymm12, %ymm3, %ymm3
 	vpxor	%ymm9, %ymm3, %ymm9
 	vpxor	%ymm3, %ymm15, %ymm3
@@ -9668,31 +9795,31 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpand	%ymm7, %ymm1, %ymm7
 	vpand	%ymm0, %ymm1, %ymm0
 	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
 	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
+	vpxor	%ymm9, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpand	4224(%rdi), %ymm4, %ymm4
 	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
+	vpand	4288(%rdi), %ymm5, %ymm13
+	vpand	4320(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm12, %ymm12
+	vpxor	%ymm14, %ymm5, %ymm5
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm6, %ymm5
 	vpand	%ymm11, %ymm6, %ymm6
 	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
+	vpand	4352(%rdi), %ymm5, %ymm11
+	vpand	4448(%rdi), %ymm5, %ymm5
 	vpxor	%ymm1, %ymm11, %ymm11
 	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
+	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm5, %ymm13, %ymm8
+	vpxor	%ymm4, %ymm5, %ymm4
 	vpxor	%ymm1, %ymm8, %ymm1
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm11, %ymm6, %ymm5
@@ -9760,7 +9887,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	1120(%rdi), %ymm15, %ymm15
 	leaq	1152(%rdi), %r10
 	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %rbx
-	movq	$7, %r11
+	movq	$11, %r11
 .Laesgen_bitsliced256_face_none_xor_stream_bs_round_3:
 	vpxor	%ymm13, %ymm14, %ymm0
 	vpxor	%ymm6, %ymm0, %ymm1
@@ -10067,3522 +10194,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	2944(%rdi), %ymm7, %ymm7
-	vpxor	2976(%rdi), %ymm3, %ymm3
-	vpxor	3008(%rdi), %ymm2, %ymm2
-	vpxor	3040(%rdi), %ymm0, %ymm0
-	vpxor	3072(%rdi), %ymm1, %ymm1
-	vpxor	3104(%rdi), %ymm4, %ymm4
-	vpxor	3136(%rdi), %ymm5, %ymm5
-	vpxor	3168(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vmovdqu	%ymm7, 5248(%rdi)
-	vmovdqu	%ymm3, 5280(%rdi)
-	vmovdqu	%ymm2, 5312(%rdi)
-	vmovdqu	%ymm0, 5344(%rdi)
-	vmovdqu	%ymm1, 5376(%rdi)
-	vmovdqu	%ymm4, 5408(%rdi)
-	vmovdqu	%ymm5, 5440(%rdi)
-	vmovdqu	%ymm8, 5472(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced256_face_none_xor_stream_tail_n
-	movq	%rcx, %r10
-.Laesgen_bitsliced256_face_none_xor_stream_tail_n:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced256_face_none_xor_stream_tail_whole:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced256_face_none_xor_stream_tail_part
-	vmovdqu	5248(%rdi,%r9,1), %xmm0
-	vpxor	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced256_face_none_xor_stream_tail_whole
-.Laesgen_bitsliced256_face_none_xor_stream_tail_part:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced256_face_none_xor_stream_tail_used
-	movq	%r9, %r11
-.Laesgen_bitsliced256_face_none_xor_stream_tail_byte:
-	movzbl	5248(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced256_face_none_xor_stream_tail_byte
-	vmovdqu	5248(%rdi,%r9,1), %xmm0
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced256_face_none_xor_stream_tail_used:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top128
-.Laesgen_bitsliced256_face_none_xor_stream_end128:
-	movq	%rax, 256(%rdi)
-	movq	%r8, 264(%rdi)
-	jmp	.Laesgen_bitsliced256_face_none_xor_stream_return
-.Laesgen_bitsliced256_face_none_xor_stream_aes192:
-	movq	256(%rdi), %rax
-	movq	264(%rdi), %r8
-.Laesgen_bitsliced256_face_none_xor_stream_top192:
-	testq	%rcx, %rcx
-	je	.Laesgen_bitsliced256_face_none_xor_stream_end192
-.Laesgen_bitsliced256_face_none_xor_stream_window_ok192:
-	movzbl	%al, %r9d
-	cmpq	$256, %rcx
-	jb	.Laesgen_bitsliced256_face_none_xor_stream_single192
-	cmpq	$240, %r9
-	ja	.Laesgen_bitsliced256_face_none_xor_stream_single192
-	testq	$15, %r9
-	jne	.Laesgen_bitsliced256_face_none_xor_stream_unaligned8_192
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm0
-	vbroadcasti128	(%rdi), %ymm1
-	vpxor	%ymm1, %ymm0, %ymm7
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 4224(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 4320(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 4416(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 4512(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 4352(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	4512(%rdi), %ymm6, %ymm8
-	vpand	4256(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm0, %ymm0
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm7, %ymm14
-	vpand	4320(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	4352(%rdi), %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	4416(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	704(%rdi), %ymm10, %ymm10
-	vpxor	736(%rdi), %ymm11, %ymm11
-	vpxor	768(%rdi), %ymm12, %ymm12
-	vpxor	800(%rdi), %ymm13, %ymm13
-	vpxor	832(%rdi), %ymm14, %ymm14
-	vpxor	864(%rdi), %ymm15, %ymm15
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	896(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vpxor	960(%rdi), %ymm10, %ymm10
-	vpxor	992(%rdi), %ymm11, %ymm11
-	vpxor	1024(%rdi), %ymm12, %ymm12
-	vpxor	1056(%rdi), %ymm13, %ymm13
-	vpxor	1088(%rdi), %ymm14, %ymm14
-	vpxor	1120(%rdi), %ymm15, %ymm15
-	leaq	1152(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+192(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced256_face_none_xor_stream_bs_round_4:
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm6
-	vpshufb	(%r11), %ymm3, %ymm9
-	vpshufb	(%r11), %ymm2, %ymm10
-	vpshufb	(%r11), %ymm0, %ymm11
-	vpshufb	(%r11), %ymm1, %ymm12
-	vpshufb	(%r11), %ymm4, %ymm13
-	vpshufb	(%r11), %ymm5, %ymm14
-	vpshufb	(%r11), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%r11), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%r11), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r9), %ymm6, %ymm6
-	vpxor	32(%r9), %ymm9, %ymm9
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced256_face_none_xor_stream_bs_round_4
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	3456(%rdi), %ymm7, %ymm7
-	vpxor	3488(%rdi), %ymm3, %ymm3
-	vpxor	3520(%rdi), %ymm2, %ymm2
-	vpxor	3552(%rdi), %ymm0, %ymm0
-	vpxor	3584(%rdi), %ymm1, %ymm1
-	vpxor	3616(%rdi), %ymm4, %ymm4
-	vpxor	3648(%rdi), %ymm5, %ymm5
-	vpxor	3680(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	(%rdx), %ymm7, %ymm7
-	vmovdqu	%ymm7, (%rsi)
-	vpxor	32(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, 96(%rsi)
-	vpxor	128(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 128(%rsi)
-	vpxor	160(%rdx), %ymm4, %ymm4
-	vmovdqu	%ymm4, 160(%rsi)
-	vpxor	192(%rdx), %ymm5, %ymm5
-	vmovdqu	%ymm5, 192(%rsi)
-	vpxor	224(%rdx), %ymm8, %ymm8
-	vmovdqu	%ymm8, 224(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top192
-.Laesgen_bitsliced256_face_none_xor_stream_unaligned8_192:
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 4224(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 4320(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 4416(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 4512(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 4352(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	4512(%rdi), %ymm6, %ymm8
-	vpand	4256(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm0, %ymm0
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm7, %ymm14
-	vpand	4320(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	4352(%rdi), %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	4416(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	704(%rdi), %ymm10, %ymm10
-	vpxor	736(%rdi), %ymm11, %ymm11
-	vpxor	768(%rdi), %ymm12, %ymm12
-	vpxor	800(%rdi), %ymm13, %ymm13
-	vpxor	832(%rdi), %ymm14, %ymm14
-	vpxor	864(%rdi), %ymm15, %ymm15
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	896(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vpxor	960(%rdi), %ymm10, %ymm10
-	vpxor	992(%rdi), %ymm11, %ymm11
-	vpxor	1024(%rdi), %ymm12, %ymm12
-	vpxor	1056(%rdi), %ymm13, %ymm13
-	vpxor	1088(%rdi), %ymm14, %ymm14
-	vpxor	1120(%rdi), %ymm15, %ymm15
-	leaq	1152(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+192(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced256_face_none_xor_stream_bs_round_5:
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm6
-	vpshufb	(%r11), %ymm3, %ymm9
-	vpshufb	(%r11), %ymm2, %ymm10
-	vpshufb	(%r11), %ymm0, %ymm11
-	vpshufb	(%r11), %ymm1, %ymm12
-	vpshufb	(%r11), %ymm4, %ymm13
-	vpshufb	(%r11), %ymm5, %ymm14
-	vpshufb	(%r11), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%r11), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%r11), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r9), %ymm6, %ymm6
-	vpxor	32(%r9), %ymm9, %ymm9
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced256_face_none_xor_stream_bs_round_5
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	3456(%rdi), %ymm7, %ymm7
-	vpxor	3488(%rdi), %ymm3, %ymm3
-	vpxor	3520(%rdi), %ymm2, %ymm2
-	vpxor	3552(%rdi), %ymm0, %ymm0
-	vpxor	3584(%rdi), %ymm1, %ymm1
-	vpxor	3616(%rdi), %ymm4, %ymm4
-	vpxor	3648(%rdi), %ymm5, %ymm5
-	vpxor	3680(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	(%rdx), %ymm7, %ymm7
-	vmovdqu	%ymm7, (%rsi)
-	vpxor	32(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, 96(%rsi)
-	vpxor	128(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 128(%rsi)
-	vpxor	160(%rdx), %ymm4, %ymm4
-	vmovdqu	%ymm4, 160(%rsi)
-	vpxor	192(%rdx), %ymm5, %ymm5
-	vmovdqu	%ymm5, 192(%rsi)
-	vpxor	224(%rdx), %ymm8, %ymm8
-	vmovdqu	%ymm8, 224(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top192
-.Laesgen_bitsliced256_face_none_xor_stream_single192:
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 4224(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 4320(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 4416(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 4512(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 4352(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	4512(%rdi), %ymm6, %ymm8
-	vpand	4256(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm0, %ymm0
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm7, %ymm14
-	vpand	4320(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	4352(%rdi), %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	4416(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	704(%rdi), %ymm10, %ymm10
-	vpxor	736(%rdi), %ymm11, %ymm11
-	vpxor	768(%rdi), %ymm12, %ymm12
-	vpxor	800(%rdi), %ymm13, %ymm13
-	vpxor	832(%rdi), %ymm14, %ymm14
-	vpxor	864(%rdi), %ymm15, %ymm15
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	896(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vpxor	960(%rdi), %ymm10, %ymm10
-	vpxor	992(%rdi), %ymm11, %ymm11
-	vpxor	1024(%rdi), %ymm12, %ymm12
-	vpxor	1056(%rdi), %ymm13, %ymm13
-	vpxor	1088(%rdi), %ymm14, %ymm14
-	vpxor	1120(%rdi), %ymm15, %ymm15
-	leaq	1152(%rdi), %r10
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+192(%rip), %rbx
-	movq	$9, %r11
-.Laesgen_bitsliced256_face_none_xor_stream_bs_round_6:
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%rbx), %ymm7, %ymm6
-	vpshufb	(%rbx), %ymm3, %ymm9
-	vpshufb	(%rbx), %ymm2, %ymm10
-	vpshufb	(%rbx), %ymm0, %ymm11
-	vpshufb	(%rbx), %ymm1, %ymm12
-	vpshufb	(%rbx), %ymm4, %ymm13
-	vpshufb	(%rbx), %ymm5, %ymm14
-	vpshufb	(%rbx), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%rbx), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%rbx), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%rbx), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%rbx), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%rbx), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r10), %ymm6, %ymm6
-	vpxor	32(%r10), %ymm9, %ymm9
-	vpxor	64(%r10), %ymm10, %ymm10
-	vpxor	96(%r10), %ymm11, %ymm11
-	vpxor	128(%r10), %ymm12, %ymm12
-	vpxor	160(%r10), %ymm13, %ymm13
-	vpxor	192(%r10), %ymm14, %ymm14
-	vpxor	224(%r10), %ymm15, %ymm15
-	addq	$256, %r10
-	addq	$64, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced256_face_none_xor_stream_bs_round_6
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	3456(%rdi), %ymm7, %ymm7
-	vpxor	3488(%rdi), %ymm3, %ymm3
-	vpxor	3520(%rdi), %ymm2, %ymm2
-	vpxor	3552(%rdi), %ymm0, %ymm0
-	vpxor	3584(%rdi), %ymm1, %ymm1
-	vpxor	3616(%rdi), %ymm4, %ymm4
-	vpxor	3648(%rdi), %ymm5, %ymm5
-	vpxor	3680(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vmovdqu	%ymm7, 5248(%rdi)
-	vmovdqu	%ymm3, 5280(%rdi)
-	vmovdqu	%ymm2, 5312(%rdi)
-	vmovdqu	%ymm0, 5344(%rdi)
-	vmovdqu	%ymm1, 5376(%rdi)
-	vmovdqu	%ymm4, 5408(%rdi)
-	vmovdqu	%ymm5, 5440(%rdi)
-	vmovdqu	%ymm8, 5472(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced256_face_none_xor_stream_tail_n_2
-	movq	%rcx, %r10
-.Laesgen_bitsliced256_face_none_xor_stream_tail_n_2:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced256_face_none_xor_stream_tail_whole_2:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced256_face_none_xor_stream_tail_part_2
-	vmovdqu	5248(%rdi,%r9,1), %xmm0
-	vpxor	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced256_face_none_xor_stream_tail_whole_2
-.Laesgen_bitsliced256_face_none_xor_stream_tail_part_2:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced256_face_none_xor_stream_tail_used_2
-	movq	%r9, %r11
-.Laesgen_bitsliced256_face_none_xor_stream_tail_byte_2:
-	movzbl	5248(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced256_face_none_xor_stream_tail_byte_2
-	vmovdqu	5248(%rdi,%r9,1), %xmm0
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced256_face_none_xor_stream_tail_used_2:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top192
-.Laesgen_bitsliced256_face_none_xor_stream_end192:
-	movq	%rax, 256(%rdi)
-	movq	%r8, 264(%rdi)
-	jmp	.Laesgen_bitsliced256_face_none_xor_stream_return
-.Laesgen_bitsliced256_face_none_xor_stream_aes256:
-	movq	256(%rdi), %rax
-	movq	264(%rdi), %r8
-.Laesgen_bitsliced256_face_none_xor_stream_top256:
-	testq	%rcx, %rcx
-	je	.Laesgen_bitsliced256_face_none_xor_stream_end256
-.Laesgen_bitsliced256_face_none_xor_stream_window_ok256:
-	movzbl	%al, %r9d
-	cmpq	$256, %rcx
-	jb	.Laesgen_bitsliced256_face_none_xor_stream_single256
-	cmpq	$240, %r9
-	ja	.Laesgen_bitsliced256_face_none_xor_stream_single256
-	testq	$15, %r9
-	jne	.Laesgen_bitsliced256_face_none_xor_stream_unaligned8_256
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm0
-	vbroadcasti128	(%rdi), %ymm1
-	vpxor	%ymm1, %ymm0, %ymm7
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpxor	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 4224(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 4320(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 4416(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 4512(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 4352(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	4512(%rdi), %ymm6, %ymm8
-	vpand	4256(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm0, %ymm0
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm7, %ymm14
-	vpand	4320(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	4352(%rdi), %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	4416(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	704(%rdi), %ymm10, %ymm10
-	vpxor	736(%rdi), %ymm11, %ymm11
-	vpxor	768(%rdi), %ymm12, %ymm12
-	vpxor	800(%rdi), %ymm13, %ymm13
-	vpxor	832(%rdi), %ymm14, %ymm14
-	vpxor	864(%rdi), %ymm15, %ymm15
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	896(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vpxor	960(%rdi), %ymm10, %ymm10
-	vpxor	992(%rdi), %ymm11, %ymm11
-	vpxor	1024(%rdi), %ymm12, %ymm12
-	vpxor	1056(%rdi), %ymm13, %ymm13
-	vpxor	1088(%rdi), %ymm14, %ymm14
-	vpxor	1120(%rdi), %ymm15, %ymm15
-	leaq	1152(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced256_face_none_xor_stream_bs_round_7:
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm6
-	vpshufb	(%r11), %ymm3, %ymm9
-	vpshufb	(%r11), %ymm2, %ymm10
-	vpshufb	(%r11), %ymm0, %ymm11
-	vpshufb	(%r11), %ymm1, %ymm12
-	vpshufb	(%r11), %ymm4, %ymm13
-	vpshufb	(%r11), %ymm5, %ymm14
-	vpshufb	(%r11), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%r11), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%r11), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r9), %ymm6, %ymm6
-	vpxor	32(%r9), %ymm9, %ymm9
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced256_face_none_xor_stream_bs_round_7
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
 	vpxor	3968(%rdi), %ymm7, %ymm7
 	vpxor	4000(%rdi), %ymm3, %ymm3
 	vpxor	4032(%rdi), %ymm2, %ymm2
@@ -13663,6 +10274,10 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
+	testq	$15, %r9
+	jne	.Laesgen_bitsliced256_face_none_xor_stream_partial256
+	cmpq	$256, %rcx
+	jb	.Laesgen_bitsliced256_face_none_xor_stream_partial256
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -13685,1716 +10300,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top256
-.Laesgen_bitsliced256_face_none_xor_stream_unaligned8_256:
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 4224(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 4320(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 4416(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 4512(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 4352(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	4512(%rdi), %ymm6, %ymm8
-	vpand	4256(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm0, %ymm0
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm7, %ymm14
-	vpand	4320(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	4352(%rdi), %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	4416(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	704(%rdi), %ymm10, %ymm10
-	vpxor	736(%rdi), %ymm11, %ymm11
-	vpxor	768(%rdi), %ymm12, %ymm12
-	vpxor	800(%rdi), %ymm13, %ymm13
-	vpxor	832(%rdi), %ymm14, %ymm14
-	vpxor	864(%rdi), %ymm15, %ymm15
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	896(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vpxor	960(%rdi), %ymm10, %ymm10
-	vpxor	992(%rdi), %ymm11, %ymm11
-	vpxor	1024(%rdi), %ymm12, %ymm12
-	vpxor	1056(%rdi), %ymm13, %ymm13
-	vpxor	1088(%rdi), %ymm14, %ymm14
-	vpxor	1120(%rdi), %ymm15, %ymm15
-	leaq	1152(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced256_face_none_xor_stream_bs_round_8:
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm6
-	vpshufb	(%r11), %ymm3, %ymm9
-	vpshufb	(%r11), %ymm2, %ymm10
-	vpshufb	(%r11), %ymm0, %ymm11
-	vpshufb	(%r11), %ymm1, %ymm12
-	vpshufb	(%r11), %ymm4, %ymm13
-	vpshufb	(%r11), %ymm5, %ymm14
-	vpshufb	(%r11), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%r11), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%r11), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r9), %ymm6, %ymm6
-	vpxor	32(%r9), %ymm9, %ymm9
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced256_face_none_xor_stream_bs_round_8
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	3968(%rdi), %ymm7, %ymm7
-	vpxor	4000(%rdi), %ymm3, %ymm3
-	vpxor	4032(%rdi), %ymm2, %ymm2
-	vpxor	4064(%rdi), %ymm0, %ymm0
-	vpxor	4096(%rdi), %ymm1, %ymm1
-	vpxor	4128(%rdi), %ymm4, %ymm4
-	vpxor	4160(%rdi), %ymm5, %ymm5
-	vpxor	4192(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	(%rdx), %ymm7, %ymm7
-	vmovdqu	%ymm7, (%rsi)
-	vpxor	32(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, 96(%rsi)
-	vpxor	128(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 128(%rsi)
-	vpxor	160(%rdx), %ymm4, %ymm4
-	vmovdqu	%ymm4, 160(%rsi)
-	vpxor	192(%rdx), %ymm5, %ymm5
-	vmovdqu	%ymm5, 192(%rsi)
-	vpxor	224(%rdx), %ymm8, %ymm8
-	vmovdqu	%ymm8, 224(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_bitsliced256_face_none_xor_stream_top256
-.Laesgen_bitsliced256_face_none_xor_stream_single256:
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_none_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 4224(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 4256(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 4288(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 4320(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 4416(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 4448(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 4480(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 4512(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	4448(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	4352(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 4352(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	4480(%rdi), %ymm10, %ymm11
-	vpand	4416(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 4416(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	4512(%rdi), %ymm6, %ymm8
-	vpand	4256(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	4224(%rdi), %ymm0, %ymm0
-	vpand	4384(%rdi), %ymm9, %ymm10
-	vpand	4288(%rdi), %ymm7, %ymm14
-	vpand	4320(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	4352(%rdi), %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	4416(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	640(%rdi), %ymm5, %ymm5
-	vpxor	672(%rdi), %ymm8, %ymm8
-	vpxor	704(%rdi), %ymm10, %ymm10
-	vpxor	736(%rdi), %ymm11, %ymm11
-	vpxor	768(%rdi), %ymm12, %ymm12
-	vpxor	800(%rdi), %ymm13, %ymm13
-	vpxor	832(%rdi), %ymm14, %ymm14
-	vpxor	864(%rdi), %ymm15, %ymm15
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_none_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	896(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vpxor	960(%rdi), %ymm10, %ymm10
-	vpxor	992(%rdi), %ymm11, %ymm11
-	vpxor	1024(%rdi), %ymm12, %ymm12
-	vpxor	1056(%rdi), %ymm13, %ymm13
-	vpxor	1088(%rdi), %ymm14, %ymm14
-	vpxor	1120(%rdi), %ymm15, %ymm15
-	leaq	1152(%rdi), %r10
-	leaq	.Laesgen_bitsliced256_face_none_xor_stream_bs_rotations256+64(%rip), %rbx
-	movq	$11, %r11
-.Laesgen_bitsliced256_face_none_xor_stream_bs_round_9:
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%rbx), %ymm7, %ymm6
-	vpshufb	(%rbx), %ymm3, %ymm9
-	vpshufb	(%rbx), %ymm2, %ymm10
-	vpshufb	(%rbx), %ymm0, %ymm11
-	vpshufb	(%rbx), %ymm1, %ymm12
-	vpshufb	(%rbx), %ymm4, %ymm13
-	vpshufb	(%rbx), %ymm5, %ymm14
-	vpshufb	(%rbx), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%rbx), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%rbx), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%rbx), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%rbx), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%rbx), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r10), %ymm6, %ymm6
-	vpxor	32(%r10), %ymm9, %ymm9
-	vpxor	64(%r10), %ymm10, %ymm10
-	vpxor	96(%r10), %ymm11, %ymm11
-	vpxor	128(%r10), %ymm12, %ymm12
-	vpxor	160(%r10), %ymm13, %ymm13
-	vpxor	192(%r10), %ymm14, %ymm14
-	vpxor	224(%r10), %ymm15, %ymm15
-	addq	$256, %r10
-	addq	$64, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced256_face_none_xor_stream_bs_round_9
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 4224(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 4256(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 4288(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 4320(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 4352(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 4384(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 4416(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 4448(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 4480(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 4512(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	4448(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	4352(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 4352(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	4480(%rdi), %ymm6, %ymm12
-	vpand	4416(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 4416(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	4512(%rdi), %ymm1, %ymm3
-	vpand	4256(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	4224(%rdi), %ymm5, %ymm5
-	vpand	4384(%rdi), %ymm6, %ymm9
-	vpand	4288(%rdi), %ymm4, %ymm13
-	vpand	4320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	4352(%rdi), %ymm4, %ymm11
-	vpand	4448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	4416(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	3968(%rdi), %ymm7, %ymm7
-	vpxor	4000(%rdi), %ymm3, %ymm3
-	vpxor	4032(%rdi), %ymm2, %ymm2
-	vpxor	4064(%rdi), %ymm0, %ymm0
-	vpxor	4096(%rdi), %ymm1, %ymm1
-	vpxor	4128(%rdi), %ymm4, %ymm4
-	vpxor	4160(%rdi), %ymm5, %ymm5
-	vpxor	4192(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_none_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
+.Laesgen_bitsliced256_face_none_xor_stream_partial256:
 	vmovdqu	%ymm7, 5248(%rdi)
 	vmovdqu	%ymm3, 5280(%rdi)
 	vmovdqu	%ymm2, 5312(%rdi)
@@ -15403,43 +10309,48 @@ aesgen_bitsliced256_face_none_xor_stream:
 	vmovdqu	%ymm4, 5408(%rdi)
 	vmovdqu	%ymm5, 5440(%rdi)
 	vmovdqu	%ymm8, 5472(%rdi)
+	jmp	.Laesgen_bitsliced256_face_none_xor_stream_consume256
+.Laesgen_bitsliced256_face_none_xor_stream_consume256:
+	movq	%r9, %rbx
+	andq	$15, %rbx
+	shlq	$4, %rbx
+	leaq	5248(%rdi,%rbx,1), %r9
 	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced256_face_none_xor_stream_tail_n_3
+	jae	.Laesgen_bitsliced256_face_none_xor_stream_consume_n_3
 	movq	%rcx, %r10
-.Laesgen_bitsliced256_face_none_xor_stream_tail_n_3:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced256_face_none_xor_stream_tail_whole_3:
-	leaq	16(%r9), %r11
+.Laesgen_bitsliced256_face_none_xor_stream_consume_n_3:
+	xorl	%r11d, %r11d
+.Laesgen_bitsliced256_face_none_xor_stream_consume_whole_3:
+	leaq	16(%r11), %rbx
+	cmpq	%r10, %rbx
+	ja	.Laesgen_bitsliced256_face_none_xor_stream_consume_part_3
+	vmovdqu	(%r9,%r11,1), %xmm0
+	vpxor	(%rdx,%r11,1), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi,%r11,1)
+	movq	%rbx, %r11
+	jmp	.Laesgen_bitsliced256_face_none_xor_stream_consume_whole_3
+.Laesgen_bitsliced256_face_none_xor_stream_consume_part_3:
 	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced256_face_none_xor_stream_tail_part_3
-	vmovdqu	5248(%rdi,%r9,1), %xmm0
-	vpxor	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced256_face_none_xor_stream_tail_whole_3
-.Laesgen_bitsliced256_face_none_xor_stream_tail_part_3:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced256_face_none_xor_stream_tail_used_3
-	movq	%r9, %r11
-.Laesgen_bitsliced256_face_none_xor_stream_tail_byte_3:
-	movzbl	5248(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced256_face_none_xor_stream_tail_byte_3
-	vmovdqu	5248(%rdi,%r9,1), %xmm0
+	je	.Laesgen_bitsliced256_face_none_xor_stream_consume_used_3
+	movq	%r11, %rbx
+.Laesgen_bitsliced256_face_none_xor_stream_consume_byte_3:
+	movzbl	(%r9,%rbx,1), %ebp
+	xorb	(%rdx,%rbx,1), %bpl
+	movb	%bpl, (%rsi,%rbx,1)
+	incq	%rbx
+	cmpq	%r10, %rbx
+	jb	.Laesgen_bitsliced256_face_none_xor_stream_consume_byte_3
+	vmovdqu	(%r9,%r11,1), %xmm0
 	vmovdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced256_face_none_xor_stream_tail_used_3:
-	shrq	$4, %r9
-	addq	%r9, %rax
+	addq	$16, %r11
+	movq	%r11, %rbx
+	subq	%r10, %rbx
+	movq	%rbx, 288(%rdi)
+.Laesgen_bitsliced256_face_none_xor_stream_consume_used_3:
+	shrq	$4, %r11
+	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
 	addq	%r10, %rsi
@@ -15451,6 +10362,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	jmp	.Laesgen_bitsliced256_face_none_xor_stream_return
 .Laesgen_bitsliced256_face_none_xor_stream_return:
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_bitsliced256_face_none_xor_stream, .-aesgen_bitsliced256_face_none_xor_stream
@@ -15606,7 +10518,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 
 
-# wipe(ctx): zero all 5760 bytes of the context.
+# wipe(ctx): zero all 5824 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_bitsliced256_face_none_wipe
@@ -15615,7 +10527,7 @@ aesgen_bitsliced256_face_none_xor_stream:
 aesgen_bitsliced256_face_none_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$90, %rax
+	movq	$91, %rax
 .Laesgen_bitsliced256_face_none_wipe_zero:
 	vmovdqu	%ymm0, (%rdi)
 	vmovdqu	%ymm0, 32(%rdi)

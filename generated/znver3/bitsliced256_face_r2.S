@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AVX, AVX2
- *   Context: 9856 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
+ *   Context: 9920 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_bitsliced256_face_r2_init   requires AVX, AVX2
@@ -37,7 +37,7 @@ aesgen_bitsliced256_face_r2_init:
 .Laesgen_bitsliced256_face_r2_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$154, %r8
+	movq	$155, %r8
 .Laesgen_bitsliced256_face_r2_init_zero:
 	vmovdqu	%ymm0, (%rax)
 	vmovdqu	%ymm0, 32(%rax)
@@ -7535,8 +7535,6 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	pushq	%r12
-	pushq	%r13
 	testq	%rcx, %rcx
 	je	.Laesgen_bitsliced256_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -7582,98 +7580,31 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r2_xor_stream_refresh128
 .Laesgen_bitsliced256_face_r2_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	cmpq	$256, %rcx
-	jb	.Laesgen_bitsliced256_face_r2_xor_stream_single128
-	cmpq	$240, %r9
-	ja	.Laesgen_bitsliced256_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fill8_128
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	368(%rdi), %ymm7
-	vpxor	(%r9), %ymm7, %ymm0
-	vpxor	32(%r9), %ymm7, %ymm1
-	vpxor	64(%r9), %ymm7, %ymm2
-	vpxor	96(%r9), %ymm7, %ymm3
-	vpxor	128(%r9), %ymm7, %ymm4
-	vpxor	160(%r9), %ymm7, %ymm5
-	vpxor	192(%r9), %ymm7, %ymm6
-	vpxor	224(%r9), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	leaq	5248(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+64(%rip), %r11
-	movq	$7, %r10
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fill128
+	movq	%r9, %r10
+	andq	$-16, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqu	(%r10), %ymm0
+	vpxor	9600(%rdi), %ymm0, %ymm0
+	vmovdqu	32(%r10), %ymm1
+	vpxor	9632(%rdi), %ymm1, %ymm1
+	vmovdqu	64(%r10), %ymm2
+	vpxor	9664(%rdi), %ymm2, %ymm2
+	vmovdqu	96(%r10), %ymm3
+	vpxor	9696(%rdi), %ymm3, %ymm3
+	vmovdqu	128(%r10), %ymm4
+	vpxor	9728(%rdi), %ymm4, %ymm4
+	vmovdqu	160(%r10), %ymm5
+	vpxor	9760(%rdi), %ymm5, %ymm5
+	vmovdqu	192(%r10), %ymm6
+	vpxor	9792(%rdi), %ymm6, %ymm6
+	vmovdqu	224(%r10), %ymm7
+	vpxor	9824(%rdi), %ymm7, %ymm7
+	leaq	5248(%rdi), %r10
+	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+64(%rip), %rbx
+	movq	$7, %r11
 .Laesgen_bitsliced256_face_r2_xor_stream_bs_round:
 	vpxor	%ymm5, %ymm6, %ymm5
 	vpxor	%ymm0, %ymm5, %ymm8
@@ -7800,14 +7731,14 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm5, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm8, %ymm2
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	(%r11), %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm8
-	vpshufb	(%r11), %ymm0, %ymm10
-	vpshufb	(%r11), %ymm4, %ymm11
-	vpshufb	(%r11), %ymm6, %ymm12
-	vpshufb	(%r11), %ymm2, %ymm13
-	vpshufb	(%r11), %ymm3, %ymm14
-	vpshufb	(%r11), %ymm9, %ymm15
+	vpshufb	(%rbx), %ymm1, %ymm5
+	vpshufb	(%rbx), %ymm7, %ymm8
+	vpshufb	(%rbx), %ymm0, %ymm10
+	vpshufb	(%rbx), %ymm4, %ymm11
+	vpshufb	(%rbx), %ymm6, %ymm12
+	vpshufb	(%rbx), %ymm2, %ymm13
+	vpshufb	(%rbx), %ymm3, %ymm14
+	vpshufb	(%rbx), %ymm9, %ymm15
 	vpxor	%ymm5, %ymm1, %ymm1
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm0, %ymm0
@@ -7827,30 +7758,30 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm1, %ymm1
+	vpshufb	32(%rbx), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	32(%r11), %ymm7, %ymm7
+	vpshufb	32(%rbx), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	32(%r11), %ymm0, %ymm0
+	vpshufb	32(%rbx), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm4, %ymm4
+	vpshufb	32(%rbx), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm6, %ymm6
+	vpshufb	32(%rbx), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm2, %ymm2
+	vpshufb	32(%rbx), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm3, %ymm3
+	vpshufb	32(%rbx), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm9, %ymm9
+	vpshufb	32(%rbx), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	(%r9), %ymm5, %ymm5
-	vpxor	32(%r9), %ymm8, %ymm8
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
+	vpxor	(%r10), %ymm5, %ymm5
+	vpxor	32(%r10), %ymm8, %ymm8
+	vpxor	64(%r10), %ymm10, %ymm10
+	vpxor	96(%r10), %ymm11, %ymm11
+	vpxor	128(%r10), %ymm12, %ymm12
+	vpxor	160(%r10), %ymm13, %ymm13
+	vpxor	192(%r10), %ymm14, %ymm14
+	vpxor	224(%r10), %ymm15, %ymm15
 	vmovdqa	%ymm5, %ymm0
 	vmovdqa	%ymm8, %ymm1
 	vmovdqa	%ymm10, %ymm2
@@ -7859,9 +7790,9 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vmovdqa	%ymm13, %ymm5
 	vmovdqa	%ymm14, %ymm6
 	vmovdqa	%ymm15, %ymm7
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
+	addq	$256, %r10
+	addq	$64, %rbx
+	decq	%r11
 	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round
 	vpxor	%ymm5, %ymm6, %ymm5
 	vpxor	%ymm0, %ymm5, %ymm8
@@ -8068,6 +7999,10 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm5, %ymm9, %ymm9
 	vpsllq	$4, %ymm5, %ymm5
 	vpxor	%ymm5, %ymm4, %ymm4
+	testq	$15, %r9
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_partial128
+	cmpq	$256, %rcx
+	jb	.Laesgen_bitsliced256_face_r2_xor_stream_partial128
 	vpxor	(%rdx), %ymm1, %ymm1
 	vmovdqu	%ymm1, (%rsi)
 	vpxor	32(%rdx), %ymm7, %ymm7
@@ -8090,32 +8025,36 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top128
-.Laesgen_bitsliced256_face_r2_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovq	%rax, %xmm0
+.Laesgen_bitsliced256_face_r2_xor_stream_partial128:
+	vmovdqu	%ymm1, 9344(%rdi)
+	vmovdqu	%ymm7, 9376(%rdi)
+	vmovdqu	%ymm0, 9408(%rdi)
+	vmovdqu	%ymm4, 9440(%rdi)
+	vmovdqu	%ymm6, 9472(%rdi)
+	vmovdqu	%ymm2, 9504(%rdi)
+	vmovdqu	%ymm3, 9536(%rdi)
+	vmovdqu	%ymm9, 9568(%rdi)
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume128
+.Laesgen_bitsliced256_face_r2_xor_stream_fill128:
+	movq	%r9, %r10
+	andq	$-16, %r10
+	movq	%rax, %r11
+	andq	$-16, %r11
+	vmovq	%r11, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm1
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm0, %ymm2
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm0, %ymm3
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm0, %ymm4
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm0, %ymm5
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm0, %ymm6
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm0, %ymm7
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
@@ -8123,60 +8062,55 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpsrlq	$1, %ymm1, %ymm8
 	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpsrlq	$1, %ymm3, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$1, %ymm5, %ymm8
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpsrlq	$1, %ymm7, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm7, %ymm7
 	vpsrlq	$2, %ymm1, %ymm8
 	vpxor	%ymm3, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
+	vpsrlq	$2, %ymm2, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm2, %ymm2
 	vpsrlq	$2, %ymm5, %ymm8
 	vpxor	%ymm7, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
+	vpsrlq	$2, %ymm6, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
 	vpsrlq	$4, %ymm1, %ymm8
 	vpxor	%ymm5, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
@@ -8195,175 +8129,181 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$4, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
+	vpsrlq	$4, %ymm4, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$4, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm1, %ymm6, %ymm8
+	vpxor	%ymm5, %ymm8, %ymm9
+	vpxor	%ymm3, %ymm5, %ymm10
+	vpxor	%ymm5, %ymm0, %ymm5
+	vpxor	%ymm2, %ymm8, %ymm11
+	vpxor	%ymm2, %ymm0, %ymm2
+	vpxor	%ymm0, %ymm8, %ymm12
+	vpand	%ymm1, %ymm9, %ymm13
 	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
+	vpxor	%ymm10, %ymm2, %ymm15
+	vpxor	%ymm15, %ymm4, %ymm4
+	vpxor	%ymm7, %ymm4, %ymm7
+	vpxor	%ymm3, %ymm4, %ymm4
 	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
+	vpxor	%ymm6, %ymm4, %ymm9
 	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
+	vpand	%ymm4, %ymm15, %ymm8
 	vpxor	%ymm8, %ymm13, %ymm13
 	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
+	vpxor	%ymm1, %ymm4, %ymm15
+	vmovdqu	%ymm4, 8416(%rdi)
+	vpxor	%ymm5, %ymm7, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vmovdqu	%ymm7, 8448(%rdi)
+	vpxor	%ymm6, %ymm0, %ymm7
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpand	%ymm4, %ymm5, %ymm3
+	vmovdqu	%ymm5, 8480(%rdi)
+	vpxor	%ymm4, %ymm1, %ymm5
+	vmovdqu	%ymm1, 8512(%rdi)
+	vpxor	%ymm0, %ymm9, %ymm1
 	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
+	vpand	%ymm5, %ymm12, %ymm10
 	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
+	vpand	%ymm6, %ymm2, %ymm12
 	vpxor	%ymm12, %ymm14, %ymm14
 	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
+	vpxor	%ymm0, %ymm11, %ymm12
 	vmovdqu	%ymm11, 8608(%rdi)
 	vpand	%ymm15, %ymm12, %ymm11
 	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
+	vpand	%ymm9, %ymm0, %ymm11
+	vpxor	%ymm3, %ymm11, %ymm11
 	vpxor	%ymm11, %ymm13, %ymm13
 	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm1, %ymm13, %ymm1
+	vpxor	%ymm4, %ymm9, %ymm10
+	vpxor	%ymm6, %ymm2, %ymm11
 	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm13, %ymm3
+	vpxor	%ymm3, %ymm8, %ymm8
 	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpand	%ymm3, %ymm8, %ymm11
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm7, %ymm3, %ymm13
+	vpxor	%ymm11, %ymm7, %ymm14
 	vmovdqu	%ymm10, 8448(%rdi)
 	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpand	%ymm13, %ymm1, %ymm1
+	vpand	%ymm5, %ymm10, %ymm5
 	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpand	8576(%rdi), %ymm10, %ymm11
+	vpand	8512(%rdi), %ymm1, %ymm13
+	vmovdqu	%ymm11, 8512(%rdi)
+	vpxor	%ymm1, %ymm14, %ymm11
+	vpand	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm7, %ymm14, %ymm7
+	vpand	%ymm15, %ymm3, %ymm11
+	vpand	%ymm12, %ymm3, %ymm12
+	vpand	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpand	8608(%rdi), %ymm7, %ymm8
+	vpand	8352(%rdi), %ymm7, %ymm14
+	vpxor	%ymm3, %ymm7, %ymm15
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpand	%ymm2, %ymm7, %ymm2
+	vpand	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm14, %ymm6, %ymm7
+	vpxor	%ymm5, %ymm6, %ymm5
+	vpand	%ymm9, %ymm15, %ymm6
+	vpxor	%ymm3, %ymm1, %ymm3
+	vpxor	%ymm1, %ymm10, %ymm9
+	vpand	8320(%rdi), %ymm1, %ymm1
+	vpand	8480(%rdi), %ymm9, %ymm10
+	vpand	8384(%rdi), %ymm3, %ymm14
+	vpand	8416(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm13, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm5
+	vpxor	%ymm3, %ymm2, %ymm3
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpxor	%ymm15, %ymm9, %ymm6
+	vpand	%ymm4, %ymm9, %ymm4
+	vpand	%ymm0, %ymm15, %ymm0
+	vpand	8448(%rdi), %ymm6, %ymm9
+	vpand	8544(%rdi), %ymm6, %ymm6
+	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpxor	%ymm6, %ymm12, %ymm6
+	vpxor	%ymm6, %ymm14, %ymm11
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm7, %ymm11, %ymm6
+	vpxor	%ymm5, %ymm8, %ymm7
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm3, %ymm9, %ymm3
+	vpxor	%ymm4, %ymm10, %ymm8
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm9
+	vpxor	%ymm7, %ymm3, %ymm7
+	vpxor	8512(%rdi), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm8
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm0, %ymm8, %ymm0
+	vpxor	%ymm4, %ymm6, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm4
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm5, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm2, %ymm2
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm1, %ymm1
+	vpxor	%ymm11, %ymm5, %ymm5
 	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm0, %ymm0
 	vpxor	%ymm14, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm2, %ymm8, %ymm8
 	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm11, %ymm11
+	vpxor	%ymm5, %ymm12, %ymm12
 	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
+	vpxor	%ymm0, %ymm14, %ymm14
 	vpxor	%ymm3, %ymm15, %ymm15
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	4736(%rdi), %ymm5, %ymm5
+	vpxor	4736(%rdi), %ymm4, %ymm4
 	vpxor	4768(%rdi), %ymm8, %ymm8
 	vpxor	4800(%rdi), %ymm10, %ymm10
 	vpxor	4832(%rdi), %ymm11, %ymm11
@@ -8372,14 +8312,14 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	4928(%rdi), %ymm14, %ymm14
 	vpxor	4960(%rdi), %ymm15, %ymm15
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
+	vpxor	%ymm4, %ymm0, %ymm1
 	vpxor	%ymm12, %ymm1, %ymm2
 	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
+	vpxor	%ymm12, %ymm15, %ymm5
 	vpxor	%ymm8, %ymm1, %ymm6
 	vpxor	%ymm8, %ymm15, %ymm7
 	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
+	vpand	%ymm4, %ymm2, %ymm9
 	vpand	%ymm1, %ymm6, %ymm12
 	vpxor	%ymm3, %ymm7, %ymm13
 	vpxor	%ymm13, %ymm11, %ymm11
@@ -8391,20 +8331,20 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpand	%ymm11, %ymm13, %ymm1
 	vpxor	%ymm1, %ymm9, %ymm9
 	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
+	vpxor	%ymm4, %ymm11, %ymm13
 	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
+	vpxor	%ymm5, %ymm14, %ymm11
 	vpxor	%ymm11, %ymm0, %ymm0
 	vmovdqu	%ymm14, 8448(%rdi)
 	vpxor	%ymm0, %ymm15, %ymm14
 	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
+	vpand	%ymm11, %ymm5, %ymm15
+	vmovdqu	%ymm5, 8480(%rdi)
+	vpxor	%ymm11, %ymm4, %ymm5
+	vmovdqu	%ymm4, 8512(%rdi)
+	vpxor	%ymm10, %ymm2, %ymm4
 	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
+	vpand	%ymm5, %ymm8, %ymm3
 	vmovdqu	%ymm8, 8576(%rdi)
 	vpand	%ymm0, %ymm7, %ymm8
 	vpxor	%ymm8, %ymm12, %ymm12
@@ -8418,7 +8358,7 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm6, %ymm9, %ymm9
 	vpxor	%ymm6, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm4, %ymm9, %ymm4
 	vpxor	%ymm11, %ymm2, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm9
 	vpand	8544(%rdi), %ymm6, %ymm14
@@ -8428,21 +8368,21 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm9, %ymm12, %ymm9
 	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
 	vpxor	%ymm3, %ymm9, %ymm14
 	vpxor	%ymm12, %ymm3, %ymm15
 	vmovdqu	%ymm6, 8448(%rdi)
 	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm4, %ymm4
+	vpand	%ymm14, %ymm4, %ymm4
+	vpand	%ymm5, %ymm6, %ymm5
+	vpxor	%ymm3, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
 	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
+	vpand	8512(%rdi), %ymm4, %ymm14
 	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
+	vpxor	%ymm4, %ymm15, %ymm12
 	vpand	%ymm12, %ymm3, %ymm3
 	vpxor	%ymm9, %ymm3, %ymm9
 	vpxor	%ymm3, %ymm15, %ymm3
@@ -8457,31 +8397,31 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpand	%ymm7, %ymm1, %ymm7
 	vpand	%ymm0, %ymm1, %ymm0
 	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
 	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
+	vpxor	%ymm9, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpand	8320(%rdi), %ymm4, %ymm4
 	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
+	vpand	8384(%rdi), %ymm5, %ymm13
+	vpand	8416(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm12, %ymm12
+	vpxor	%ymm14, %ymm5, %ymm5
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm6, %ymm5
 	vpand	%ymm11, %ymm6, %ymm6
 	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
+	vpand	8448(%rdi), %ymm5, %ymm11
+	vpand	8544(%rdi), %ymm5, %ymm5
 	vpxor	%ymm1, %ymm11, %ymm11
 	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
+	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm5, %ymm13, %ymm8
+	vpxor	%ymm4, %ymm5, %ymm4
 	vpxor	%ymm1, %ymm8, %ymm1
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm11, %ymm6, %ymm5
@@ -8547,170 +8487,35 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	5152(%rdi), %ymm13, %ymm13
 	vpxor	5184(%rdi), %ymm14, %ymm14
 	vpxor	5216(%rdi), %ymm15, %ymm15
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vbroadcasti128	368(%rdi), %ymm0
-	vpxor	%ymm0, %ymm6, %ymm1
-	vmovdqu	%ymm1, (%r9)
-	vpxor	%ymm0, %ymm9, %ymm1
-	vmovdqu	%ymm1, 32(%r9)
-	vpxor	%ymm0, %ymm10, %ymm1
-	vmovdqu	%ymm1, 64(%r9)
-	vpxor	%ymm0, %ymm11, %ymm1
-	vmovdqu	%ymm1, 96(%r9)
-	vpxor	%ymm0, %ymm12, %ymm1
-	vmovdqu	%ymm1, 128(%r9)
-	vpxor	%ymm0, %ymm13, %ymm1
-	vmovdqu	%ymm1, 160(%r9)
-	vpxor	%ymm0, %ymm14, %ymm1
-	vmovdqu	%ymm1, 192(%r9)
-	vpxor	%ymm0, %ymm15, %ymm1
-	vmovdqu	%ymm1, 224(%r9)
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	leaq	5248(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+64(%rip), %r11
-	movq	$7, %r10
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
+	vpxor	9600(%rdi), %ymm6, %ymm0
+	vmovdqu	%ymm0, (%r11)
+	vpxor	9632(%rdi), %ymm9, %ymm0
+	vmovdqu	%ymm0, 32(%r11)
+	vpxor	9664(%rdi), %ymm10, %ymm0
+	vmovdqu	%ymm0, 64(%r11)
+	vpxor	9696(%rdi), %ymm11, %ymm0
+	vmovdqu	%ymm0, 96(%r11)
+	vpxor	9728(%rdi), %ymm12, %ymm0
+	vmovdqu	%ymm0, 128(%r11)
+	vpxor	9760(%rdi), %ymm13, %ymm0
+	vmovdqu	%ymm0, 160(%r11)
+	vpxor	9792(%rdi), %ymm14, %ymm0
+	vmovdqu	%ymm0, 192(%r11)
+	vpxor	9824(%rdi), %ymm15, %ymm0
+	vmovdqu	%ymm0, 224(%r11)
+	shrq	$4, %r10
+	movzbl	9856(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_group_counted
+	movb	$1, 9856(%rdi,%r10,1)
+	addq	$16, 336(%rdi)
+.Laesgen_bitsliced256_face_r2_xor_stream_group_counted:
+	leaq	5248(%rdi), %r10
+	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+64(%rip), %rbx
+	movq	$7, %r11
 .Laesgen_bitsliced256_face_r2_xor_stream_bs_round_2:
 	vpxor	%ymm13, %ymm14, %ymm0
 	vpxor	%ymm6, %ymm0, %ymm1
@@ -8837,14 +8642,14 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm2, %ymm4, %ymm2
 	vpxor	%ymm10, %ymm6, %ymm4
 	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm6
-	vpshufb	(%r11), %ymm3, %ymm9
-	vpshufb	(%r11), %ymm2, %ymm10
-	vpshufb	(%r11), %ymm0, %ymm11
-	vpshufb	(%r11), %ymm1, %ymm12
-	vpshufb	(%r11), %ymm4, %ymm13
-	vpshufb	(%r11), %ymm5, %ymm14
-	vpshufb	(%r11), %ymm8, %ymm15
+	vpshufb	(%rbx), %ymm7, %ymm6
+	vpshufb	(%rbx), %ymm3, %ymm9
+	vpshufb	(%rbx), %ymm2, %ymm10
+	vpshufb	(%rbx), %ymm0, %ymm11
+	vpshufb	(%rbx), %ymm1, %ymm12
+	vpshufb	(%rbx), %ymm4, %ymm13
+	vpshufb	(%rbx), %ymm5, %ymm14
+	vpshufb	(%rbx), %ymm8, %ymm15
 	vpxor	%ymm6, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm2, %ymm2
@@ -8864,33 +8669,33 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm8, %ymm9, %ymm9
 	vpxor	%ymm8, %ymm11, %ymm11
 	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm7, %ymm7
+	vpshufb	32(%rbx), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%r11), %ymm3, %ymm3
+	vpshufb	32(%rbx), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%r11), %ymm2, %ymm2
+	vpshufb	32(%rbx), %ymm2, %ymm2
 	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm0, %ymm0
+	vpshufb	32(%rbx), %ymm0, %ymm0
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm1, %ymm1
+	vpshufb	32(%rbx), %ymm1, %ymm1
 	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm4, %ymm4
+	vpshufb	32(%rbx), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm5, %ymm5
+	vpshufb	32(%rbx), %ymm5, %ymm5
 	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm8, %ymm8
+	vpshufb	32(%rbx), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r9), %ymm6, %ymm6
-	vpxor	32(%r9), %ymm9, %ymm9
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
+	vpxor	(%r10), %ymm6, %ymm6
+	vpxor	32(%r10), %ymm9, %ymm9
+	vpxor	64(%r10), %ymm10, %ymm10
+	vpxor	96(%r10), %ymm11, %ymm11
+	vpxor	128(%r10), %ymm12, %ymm12
+	vpxor	160(%r10), %ymm13, %ymm13
+	vpxor	192(%r10), %ymm14, %ymm14
+	vpxor	224(%r10), %ymm15, %ymm15
+	addq	$256, %r10
+	addq	$64, %rbx
+	decq	%r11
 	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_2
 	vpxor	%ymm13, %ymm14, %ymm0
 	vpxor	%ymm6, %ymm0, %ymm1
@@ -9097,13 +8902,10 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced256_face_r2_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_bitsliced256_face_r2_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	testq	$15, %r9
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_partial128_2
+	cmpq	$256, %rcx
+	jb	.Laesgen_bitsliced256_face_r2_xor_stream_partial128_2
 	vpxor	(%rdx), %ymm7, %ymm7
 	vmovdqu	%ymm7, (%rsi)
 	vpxor	32(%rdx), %ymm3, %ymm3
@@ -9126,1548 +8928,7 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top128
-.Laesgen_bitsliced256_face_r2_xor_stream_single128:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill128
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	368(%rdi), %ymm7
-	vpxor	(%r10), %ymm7, %ymm0
-	vpxor	32(%r10), %ymm7, %ymm1
-	vpxor	64(%r10), %ymm7, %ymm2
-	vpxor	96(%r10), %ymm7, %ymm3
-	vpxor	128(%r10), %ymm7, %ymm4
-	vpxor	160(%r10), %ymm7, %ymm5
-	vpxor	192(%r10), %ymm7, %ymm6
-	vpxor	224(%r10), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	leaq	5248(%rdi), %r10
-	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+64(%rip), %rbx
-	movq	$7, %r11
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_3:
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 8608(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 8448(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	(%rbx), %ymm1, %ymm5
-	vpshufb	(%rbx), %ymm7, %ymm8
-	vpshufb	(%rbx), %ymm0, %ymm10
-	vpshufb	(%rbx), %ymm4, %ymm11
-	vpshufb	(%rbx), %ymm6, %ymm12
-	vpshufb	(%rbx), %ymm2, %ymm13
-	vpshufb	(%rbx), %ymm3, %ymm14
-	vpshufb	(%rbx), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	32(%rbx), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	32(%rbx), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	32(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	32(%rbx), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	32(%rbx), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	32(%rbx), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	(%r10), %ymm5, %ymm5
-	vpxor	32(%r10), %ymm8, %ymm8
-	vpxor	64(%r10), %ymm10, %ymm10
-	vpxor	96(%r10), %ymm11, %ymm11
-	vpxor	128(%r10), %ymm12, %ymm12
-	vpxor	160(%r10), %ymm13, %ymm13
-	vpxor	192(%r10), %ymm14, %ymm14
-	vpxor	224(%r10), %ymm15, %ymm15
-	vmovdqa	%ymm5, %ymm0
-	vmovdqa	%ymm8, %ymm1
-	vmovdqa	%ymm10, %ymm2
-	vmovdqa	%ymm11, %ymm3
-	vmovdqa	%ymm12, %ymm4
-	vmovdqa	%ymm13, %ymm5
-	vmovdqa	%ymm14, %ymm6
-	vmovdqa	%ymm15, %ymm7
-	addq	$256, %r10
-	addq	$64, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 8608(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 8448(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	7040(%rdi), %ymm1, %ymm1
-	vpxor	7072(%rdi), %ymm7, %ymm7
-	vpxor	7104(%rdi), %ymm0, %ymm0
-	vpxor	7136(%rdi), %ymm4, %ymm4
-	vpxor	7168(%rdi), %ymm6, %ymm6
-	vpxor	7200(%rdi), %ymm2, %ymm2
-	vpxor	7232(%rdi), %ymm3, %ymm3
-	vpxor	7264(%rdi), %ymm9, %ymm9
-	vpsrlq	$1, %ymm1, %ymm5
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm7, %ymm7
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpsrlq	$1, %ymm0, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpsrlq	$1, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpsrlq	$1, %ymm3, %ymm5
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpsrlq	$2, %ymm7, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm7, %ymm7
-	vpsrlq	$2, %ymm6, %ymm5
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpsrlq	$2, %ymm2, %ymm5
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpsrlq	$4, %ymm1, %ymm5
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpsrlq	$4, %ymm7, %ymm5
-	vpxor	%ymm2, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm7, %ymm7
-	vpsrlq	$4, %ymm0, %ymm5
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpsrlq	$4, %ymm4, %ymm5
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vmovdqu	%ymm1, 9344(%rdi)
-	vmovdqu	%ymm7, 9376(%rdi)
-	vmovdqu	%ymm0, 9408(%rdi)
-	vmovdqu	%ymm4, 9440(%rdi)
-	vmovdqu	%ymm6, 9472(%rdi)
-	vmovdqu	%ymm2, 9504(%rdi)
-	vmovdqu	%ymm3, 9536(%rdi)
-	vmovdqu	%ymm9, 9568(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced256_face_r2_xor_stream_tail_n
-	movq	%rcx, %r10
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_n:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced256_face_r2_xor_stream_tail_part
-	vmovdqu	9344(%rdi,%r9,1), %xmm0
-	vpxor	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_part:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_tail_used
-	movq	%r9, %r11
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte:
-	movzbl	9344(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte
-	vmovdqu	9344(%rdi,%r9,1), %xmm0
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_used:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top128
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill128:
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 8608(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 8448(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	4736(%rdi), %ymm5, %ymm5
-	vpxor	4768(%rdi), %ymm8, %ymm8
-	vpxor	4800(%rdi), %ymm10, %ymm10
-	vpxor	4832(%rdi), %ymm11, %ymm11
-	vpxor	4864(%rdi), %ymm12, %ymm12
-	vpxor	4896(%rdi), %ymm13, %ymm13
-	vpxor	4928(%rdi), %ymm14, %ymm14
-	vpxor	4960(%rdi), %ymm15, %ymm15
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 8320(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 8352(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
-	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 8448(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
-	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 8576(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 8608(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	8448(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	8608(%rdi), %ymm1, %ymm3
-	vpand	8352(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
-	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	8512(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	4992(%rdi), %ymm6, %ymm6
-	vpxor	5024(%rdi), %ymm9, %ymm9
-	vpxor	5056(%rdi), %ymm10, %ymm10
-	vpxor	5088(%rdi), %ymm11, %ymm11
-	vpxor	5120(%rdi), %ymm12, %ymm12
-	vpxor	5152(%rdi), %ymm13, %ymm13
-	vpxor	5184(%rdi), %ymm14, %ymm14
-	vpxor	5216(%rdi), %ymm15, %ymm15
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vbroadcasti128	368(%rdi), %ymm0
-	vpxor	%ymm0, %ymm6, %ymm1
-	vmovdqu	%ymm1, 9600(%rdi)
-	vpxor	%ymm0, %ymm9, %ymm1
-	vmovdqu	%ymm1, 9632(%rdi)
-	vpxor	%ymm0, %ymm10, %ymm1
-	vmovdqu	%ymm1, 9664(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm1
-	vmovdqu	%ymm1, 9696(%rdi)
-	vpxor	%ymm0, %ymm12, %ymm1
-	vmovdqu	%ymm1, 9728(%rdi)
-	vpxor	%ymm0, %ymm13, %ymm1
-	vmovdqu	%ymm1, 9760(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm1
-	vmovdqu	%ymm1, 9792(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm1
-	vmovdqu	%ymm1, 9824(%rdi)
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	leaq	5248(%rdi), %r10
-	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+64(%rip), %rbx
-	movq	$7, %r11
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_4:
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 8320(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 8352(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 8448(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 8576(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 8608(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	8448(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	8608(%rdi), %ymm1, %ymm3
-	vpand	8352(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
-	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	8512(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%rbx), %ymm7, %ymm6
-	vpshufb	(%rbx), %ymm3, %ymm9
-	vpshufb	(%rbx), %ymm2, %ymm10
-	vpshufb	(%rbx), %ymm0, %ymm11
-	vpshufb	(%rbx), %ymm1, %ymm12
-	vpshufb	(%rbx), %ymm4, %ymm13
-	vpshufb	(%rbx), %ymm5, %ymm14
-	vpshufb	(%rbx), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%rbx), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%rbx), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%rbx), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%rbx), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%rbx), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%rbx), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%rbx), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r10), %ymm6, %ymm6
-	vpxor	32(%r10), %ymm9, %ymm9
-	vpxor	64(%r10), %ymm10, %ymm10
-	vpxor	96(%r10), %ymm11, %ymm11
-	vpxor	128(%r10), %ymm12, %ymm12
-	vpxor	160(%r10), %ymm13, %ymm13
-	vpxor	192(%r10), %ymm14, %ymm14
-	vpxor	224(%r10), %ymm15, %ymm15
-	addq	$256, %r10
-	addq	$64, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_4
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 8320(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 8352(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 8448(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 8576(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 8608(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	8448(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	8608(%rdi), %ymm1, %ymm3
-	vpand	8352(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
-	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	8512(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	7040(%rdi), %ymm7, %ymm7
-	vpxor	7072(%rdi), %ymm3, %ymm3
-	vpxor	7104(%rdi), %ymm2, %ymm2
-	vpxor	7136(%rdi), %ymm0, %ymm0
-	vpxor	7168(%rdi), %ymm1, %ymm1
-	vpxor	7200(%rdi), %ymm4, %ymm4
-	vpxor	7232(%rdi), %ymm5, %ymm5
-	vpxor	7264(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
+.Laesgen_bitsliced256_face_r2_xor_stream_partial128_2:
 	vmovdqu	%ymm7, 9344(%rdi)
 	vmovdqu	%ymm3, 9376(%rdi)
 	vmovdqu	%ymm2, 9408(%rdi)
@@ -10676,64 +8937,47 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vmovdqu	%ymm4, 9504(%rdi)
 	vmovdqu	%ymm5, 9536(%rdi)
 	vmovdqu	%ymm8, 9568(%rdi)
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume128
+.Laesgen_bitsliced256_face_r2_xor_stream_consume128:
+	movq	%r9, %rbx
+	andq	$15, %rbx
+	shlq	$4, %rbx
+	leaq	9344(%rdi,%rbx,1), %r9
 	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced256_face_r2_xor_stream_tail_n_2
+	jae	.Laesgen_bitsliced256_face_r2_xor_stream_consume_n
 	movq	%rcx, %r10
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_n_2:
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_n:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole_2:
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_whole:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced256_face_r2_xor_stream_tail_part_2
-	vmovdqu	9344(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced256_face_r2_xor_stream_consume_part
+	vmovdqu	(%r9,%r11,1), %xmm0
 	vpxor	(%rdx,%r11,1), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole_2
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_part_2:
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume_whole
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_part:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_tail_used_2
+	je	.Laesgen_bitsliced256_face_r2_xor_stream_consume_used
 	movq	%r11, %rbx
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte_2:
-	movzbl	9344(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_byte:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte_2
-	vmovdqu	9344(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced256_face_r2_xor_stream_consume_byte
+	vmovdqu	(%r9,%r11,1), %xmm0
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_used_2:
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_used:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_entry:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_tail_entries_done
-	movq	%rbp, %r12
-	shlq	$4, %r12
-	leaq	(%r9,%rbp,1), %r13
-	shlq	$4, %r13
-	movq	9600(%rdi,%r12,1), %rbx
-	movq	%rbx, 384(%rdi,%r13,1)
-	movq	9608(%rdi,%r12,1), %rbx
-	movq	%rbx, 392(%rdi,%r13,1)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_tail_entry
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_entries_done:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill_counted
-	movq	$256, %rbx
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill_counted:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -11265,9 +9509,49 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpsllq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	%xmm6, 368(%rdi)
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm6, %xmm1
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm1, %xmm1
+	vpsubb	%xmm1, %xmm0, %xmm1
+	vpsrlq	$1, %xmm6, %xmm2
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm2, %xmm2
+	vpsubb	%xmm2, %xmm0, %xmm2
+	vpsrlq	$2, %xmm6, %xmm3
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm3, %xmm3
+	vpsubb	%xmm3, %xmm0, %xmm3
+	vpsrlq	$3, %xmm6, %xmm4
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm4, %xmm4
+	vpsubb	%xmm4, %xmm0, %xmm4
+	vpsrlq	$4, %xmm6, %xmm5
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm5, %xmm5
+	vpsubb	%xmm5, %xmm0, %xmm5
+	vpsrlq	$5, %xmm6, %xmm7
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm7, %xmm7
+	vpsubb	%xmm7, %xmm0, %xmm7
+	vpsrlq	$6, %xmm6, %xmm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm8, %xmm8
+	vpsubb	%xmm8, %xmm0, %xmm8
+	vpsrlq	$7, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm6, %xmm6
+	vpsubb	%xmm6, %xmm0, %xmm0
+	vinserti128	$1, %xmm1, %ymm1, %ymm1
+	vmovdqu	%ymm1, 9600(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm1
+	vmovdqu	%ymm1, 9632(%rdi)
+	vinserti128	$1, %xmm3, %ymm3, %ymm1
+	vmovdqu	%ymm1, 9664(%rdi)
+	vinserti128	$1, %xmm4, %ymm4, %ymm1
+	vmovdqu	%ymm1, 9696(%rdi)
+	vinserti128	$1, %xmm5, %ymm5, %ymm1
+	vmovdqu	%ymm1, 9728(%rdi)
+	vinserti128	$1, %xmm7, %ymm7, %ymm1
+	vmovdqu	%ymm1, 9760(%rdi)
+	vinserti128	$1, %xmm8, %ymm8, %ymm1
+	vmovdqu	%ymm1, 9792(%rdi)
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vmovdqu	%ymm0, 9824(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -11275,19 +9559,13 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced256_face_r2_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced256_face_r2_xor_stream_window_ok128
 .Laesgen_bitsliced256_face_r2_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 9856(%rdi)
+	movq	$0, 9864(%rdi)
 	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_window_ok128
 .Laesgen_bitsliced256_face_r2_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -11303,1665 +9581,32 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r2_xor_stream_refresh192
 .Laesgen_bitsliced256_face_r2_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	cmpq	$256, %rcx
-	jb	.Laesgen_bitsliced256_face_r2_xor_stream_single192
-	cmpq	$240, %r9
-	ja	.Laesgen_bitsliced256_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fill8_192
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	368(%rdi), %ymm7
-	vpxor	(%r9), %ymm7, %ymm0
-	vpxor	32(%r9), %ymm7, %ymm1
-	vpxor	64(%r9), %ymm7, %ymm2
-	vpxor	96(%r9), %ymm7, %ymm3
-	vpxor	128(%r9), %ymm7, %ymm4
-	vpxor	160(%r9), %ymm7, %ymm5
-	vpxor	192(%r9), %ymm7, %ymm6
-	vpxor	224(%r9), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	leaq	5248(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+192(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_5:
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 8608(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 8448(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	(%r11), %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm8
-	vpshufb	(%r11), %ymm0, %ymm10
-	vpshufb	(%r11), %ymm4, %ymm11
-	vpshufb	(%r11), %ymm6, %ymm12
-	vpshufb	(%r11), %ymm2, %ymm13
-	vpshufb	(%r11), %ymm3, %ymm14
-	vpshufb	(%r11), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	32(%r11), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	32(%r11), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	(%r9), %ymm5, %ymm5
-	vpxor	32(%r9), %ymm8, %ymm8
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
-	vmovdqa	%ymm5, %ymm0
-	vmovdqa	%ymm8, %ymm1
-	vmovdqa	%ymm10, %ymm2
-	vmovdqa	%ymm11, %ymm3
-	vmovdqa	%ymm12, %ymm4
-	vmovdqa	%ymm13, %ymm5
-	vmovdqa	%ymm14, %ymm6
-	vmovdqa	%ymm15, %ymm7
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_5
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 8608(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 8448(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	7552(%rdi), %ymm1, %ymm1
-	vpxor	7584(%rdi), %ymm7, %ymm7
-	vpxor	7616(%rdi), %ymm0, %ymm0
-	vpxor	7648(%rdi), %ymm4, %ymm4
-	vpxor	7680(%rdi), %ymm6, %ymm6
-	vpxor	7712(%rdi), %ymm2, %ymm2
-	vpxor	7744(%rdi), %ymm3, %ymm3
-	vpxor	7776(%rdi), %ymm9, %ymm9
-	vpsrlq	$1, %ymm1, %ymm5
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm7, %ymm7
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpsrlq	$1, %ymm0, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpsrlq	$1, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpsrlq	$1, %ymm3, %ymm5
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpsrlq	$2, %ymm7, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm7, %ymm7
-	vpsrlq	$2, %ymm6, %ymm5
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpsrlq	$2, %ymm2, %ymm5
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpsrlq	$4, %ymm1, %ymm5
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpsrlq	$4, %ymm7, %ymm5
-	vpxor	%ymm2, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm7, %ymm7
-	vpsrlq	$4, %ymm0, %ymm5
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpsrlq	$4, %ymm4, %ymm5
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, (%rsi)
-	vpxor	32(%rdx), %ymm7, %ymm7
-	vmovdqu	%ymm7, 32(%rsi)
-	vpxor	64(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, 64(%rsi)
-	vpxor	96(%rdx), %ymm4, %ymm4
-	vmovdqu	%ymm4, 96(%rsi)
-	vpxor	128(%rdx), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rsi)
-	vpxor	160(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 160(%rsi)
-	vpxor	192(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 192(%rsi)
-	vpxor	224(%rdx), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top192
-.Laesgen_bitsliced256_face_r2_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 8608(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 8448(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	4736(%rdi), %ymm5, %ymm5
-	vpxor	4768(%rdi), %ymm8, %ymm8
-	vpxor	4800(%rdi), %ymm10, %ymm10
-	vpxor	4832(%rdi), %ymm11, %ymm11
-	vpxor	4864(%rdi), %ymm12, %ymm12
-	vpxor	4896(%rdi), %ymm13, %ymm13
-	vpxor	4928(%rdi), %ymm14, %ymm14
-	vpxor	4960(%rdi), %ymm15, %ymm15
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 8320(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 8352(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
-	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 8448(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
-	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 8576(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 8608(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	8448(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	8608(%rdi), %ymm1, %ymm3
-	vpand	8352(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
-	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	8512(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l2256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l2256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l2256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l2256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l2256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l2256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l2256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l2256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l2256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l2256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l2256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l2256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l2256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	4992(%rdi), %ymm6, %ymm6
-	vpxor	5024(%rdi), %ymm9, %ymm9
-	vpxor	5056(%rdi), %ymm10, %ymm10
-	vpxor	5088(%rdi), %ymm11, %ymm11
-	vpxor	5120(%rdi), %ymm12, %ymm12
-	vpxor	5152(%rdi), %ymm13, %ymm13
-	vpxor	5184(%rdi), %ymm14, %ymm14
-	vpxor	5216(%rdi), %ymm15, %ymm15
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm15, %ymm15
-	vbroadcasti128	368(%rdi), %ymm0
-	vpxor	%ymm0, %ymm6, %ymm1
-	vmovdqu	%ymm1, (%r9)
-	vpxor	%ymm0, %ymm9, %ymm1
-	vmovdqu	%ymm1, 32(%r9)
-	vpxor	%ymm0, %ymm10, %ymm1
-	vmovdqu	%ymm1, 64(%r9)
-	vpxor	%ymm0, %ymm11, %ymm1
-	vmovdqu	%ymm1, 96(%r9)
-	vpxor	%ymm0, %ymm12, %ymm1
-	vmovdqu	%ymm1, 128(%r9)
-	vpxor	%ymm0, %ymm13, %ymm1
-	vmovdqu	%ymm1, 160(%r9)
-	vpxor	%ymm0, %ymm14, %ymm1
-	vmovdqu	%ymm1, 192(%r9)
-	vpxor	%ymm0, %ymm15, %ymm1
-	vmovdqu	%ymm1, 224(%r9)
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm15, %ymm15
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	leaq	5248(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+192(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_6:
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 8320(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 8352(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 8448(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 8576(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 8608(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	8448(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	8608(%rdi), %ymm1, %ymm3
-	vpand	8352(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
-	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	8512(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm6
-	vpshufb	(%r11), %ymm3, %ymm9
-	vpshufb	(%r11), %ymm2, %ymm10
-	vpshufb	(%r11), %ymm0, %ymm11
-	vpshufb	(%r11), %ymm1, %ymm12
-	vpshufb	(%r11), %ymm4, %ymm13
-	vpshufb	(%r11), %ymm5, %ymm14
-	vpshufb	(%r11), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%r11), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%r11), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r9), %ymm6, %ymm6
-	vpxor	32(%r9), %ymm9, %ymm9
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_6
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 8320(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 8352(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 8448(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 8576(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 8608(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	8448(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	8608(%rdi), %ymm1, %ymm3
-	vpand	8352(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
-	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	8512(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	7552(%rdi), %ymm7, %ymm7
-	vpxor	7584(%rdi), %ymm3, %ymm3
-	vpxor	7616(%rdi), %ymm2, %ymm2
-	vpxor	7648(%rdi), %ymm0, %ymm0
-	vpxor	7680(%rdi), %ymm1, %ymm1
-	vpxor	7712(%rdi), %ymm4, %ymm4
-	vpxor	7744(%rdi), %ymm5, %ymm5
-	vpxor	7776(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced256_face_r2_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_bitsliced256_face_r2_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
-	vpxor	(%rdx), %ymm7, %ymm7
-	vmovdqu	%ymm7, (%rsi)
-	vpxor	32(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, 96(%rsi)
-	vpxor	128(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 128(%rsi)
-	vpxor	160(%rdx), %ymm4, %ymm4
-	vmovdqu	%ymm4, 160(%rsi)
-	vpxor	192(%rdx), %ymm5, %ymm5
-	vmovdqu	%ymm5, 192(%rsi)
-	vpxor	224(%rdx), %ymm8, %ymm8
-	vmovdqu	%ymm8, 224(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top192
-.Laesgen_bitsliced256_face_r2_xor_stream_single192:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill192
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fill192
 	movq	%r9, %r10
+	andq	$-16, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	368(%rdi), %ymm7
-	vpxor	(%r10), %ymm7, %ymm0
-	vpxor	32(%r10), %ymm7, %ymm1
-	vpxor	64(%r10), %ymm7, %ymm2
-	vpxor	96(%r10), %ymm7, %ymm3
-	vpxor	128(%r10), %ymm7, %ymm4
-	vpxor	160(%r10), %ymm7, %ymm5
-	vpxor	192(%r10), %ymm7, %ymm6
-	vpxor	224(%r10), %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
+	vmovdqu	(%r10), %ymm0
+	vpxor	9600(%rdi), %ymm0, %ymm0
+	vmovdqu	32(%r10), %ymm1
+	vpxor	9632(%rdi), %ymm1, %ymm1
+	vmovdqu	64(%r10), %ymm2
+	vpxor	9664(%rdi), %ymm2, %ymm2
+	vmovdqu	96(%r10), %ymm3
+	vpxor	9696(%rdi), %ymm3, %ymm3
+	vmovdqu	128(%r10), %ymm4
+	vpxor	9728(%rdi), %ymm4, %ymm4
+	vmovdqu	160(%r10), %ymm5
+	vpxor	9760(%rdi), %ymm5, %ymm5
+	vmovdqu	192(%r10), %ymm6
+	vpxor	9792(%rdi), %ymm6, %ymm6
+	vmovdqu	224(%r10), %ymm7
+	vpxor	9824(%rdi), %ymm7, %ymm7
 	leaq	5248(%rdi), %r10
 	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+192(%rip), %rbx
 	movq	$9, %r11
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_7:
+.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_3:
 	vpxor	%ymm5, %ymm6, %ymm5
 	vpxor	%ymm0, %ymm5, %ymm8
 	vpxor	%ymm4, %ymm8, %ymm9
@@ -13149,7 +9794,7 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	addq	$256, %r10
 	addq	$64, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_7
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_3
 	vpxor	%ymm5, %ymm6, %ymm5
 	vpxor	%ymm0, %ymm5, %ymm8
 	vpxor	%ymm4, %ymm8, %ymm9
@@ -13355,6 +10000,33 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm5, %ymm9, %ymm9
 	vpsllq	$4, %ymm5, %ymm5
 	vpxor	%ymm5, %ymm4, %ymm4
+	testq	$15, %r9
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_partial192
+	cmpq	$256, %rcx
+	jb	.Laesgen_bitsliced256_face_r2_xor_stream_partial192
+	vpxor	(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, (%rsi)
+	vpxor	32(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 32(%rsi)
+	vpxor	64(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, 64(%rsi)
+	vpxor	96(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 96(%rsi)
+	vpxor	128(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rsi)
+	vpxor	160(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 160(%rsi)
+	vpxor	192(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 192(%rsi)
+	vpxor	224(%rdx), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top192
+.Laesgen_bitsliced256_face_r2_xor_stream_partial192:
 	vmovdqu	%ymm1, 9344(%rdi)
 	vmovdqu	%ymm7, 9376(%rdi)
 	vmovdqu	%ymm0, 9408(%rdi)
@@ -13363,128 +10035,75 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vmovdqu	%ymm2, 9504(%rdi)
 	vmovdqu	%ymm3, 9536(%rdi)
 	vmovdqu	%ymm9, 9568(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced256_face_r2_xor_stream_tail_n_3
-	movq	%rcx, %r10
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_n_3:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole_3:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced256_face_r2_xor_stream_tail_part_3
-	vmovdqu	9344(%rdi,%r9,1), %xmm0
-	vpxor	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole_3
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_part_3:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_tail_used_3
-	movq	%r9, %r11
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte_3:
-	movzbl	9344(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte_3
-	vmovdqu	9344(%rdi,%r9,1), %xmm0
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_used_3:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top192
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill192:
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume192
+.Laesgen_bitsliced256_face_r2_xor_stream_fill192:
 	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovq	%rax, %xmm0
+	andq	$-16, %r10
+	movq	%rax, %r11
+	andq	$-16, %r11
+	vmovq	%r11, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm1
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm0, %ymm2
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm0, %ymm3
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm0, %ymm4
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm0, %ymm5
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm0, %ymm6
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm0, %ymm7
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm0, %ymm0
+	vpsrlq	$1, %ymm1, %ymm8
 	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpsrlq	$1, %ymm3, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$1, %ymm5, %ymm8
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpsrlq	$1, %ymm7, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm7, %ymm7
 	vpsrlq	$2, %ymm1, %ymm8
 	vpxor	%ymm3, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
+	vpsrlq	$2, %ymm2, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm2, %ymm2
 	vpsrlq	$2, %ymm5, %ymm8
 	vpxor	%ymm7, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
+	vpsrlq	$2, %ymm6, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
 	vpsrlq	$4, %ymm1, %ymm8
 	vpxor	%ymm5, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
@@ -13503,175 +10122,181 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$4, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
+	vpsrlq	$4, %ymm4, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$4, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm1, %ymm6, %ymm8
+	vpxor	%ymm5, %ymm8, %ymm9
+	vpxor	%ymm3, %ymm5, %ymm10
+	vpxor	%ymm5, %ymm0, %ymm5
+	vpxor	%ymm2, %ymm8, %ymm11
+	vpxor	%ymm2, %ymm0, %ymm2
+	vpxor	%ymm0, %ymm8, %ymm12
+	vpand	%ymm1, %ymm9, %ymm13
 	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
+	vpxor	%ymm10, %ymm2, %ymm15
+	vpxor	%ymm15, %ymm4, %ymm4
+	vpxor	%ymm7, %ymm4, %ymm7
+	vpxor	%ymm3, %ymm4, %ymm4
 	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
+	vpxor	%ymm6, %ymm4, %ymm9
 	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
+	vpand	%ymm4, %ymm15, %ymm8
 	vpxor	%ymm8, %ymm13, %ymm13
 	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
+	vpxor	%ymm1, %ymm4, %ymm15
+	vmovdqu	%ymm4, 8416(%rdi)
+	vpxor	%ymm5, %ymm7, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vmovdqu	%ymm7, 8448(%rdi)
+	vpxor	%ymm6, %ymm0, %ymm7
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpand	%ymm4, %ymm5, %ymm3
+	vmovdqu	%ymm5, 8480(%rdi)
+	vpxor	%ymm4, %ymm1, %ymm5
+	vmovdqu	%ymm1, 8512(%rdi)
+	vpxor	%ymm0, %ymm9, %ymm1
 	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
+	vpand	%ymm5, %ymm12, %ymm10
 	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
+	vpand	%ymm6, %ymm2, %ymm12
 	vpxor	%ymm12, %ymm14, %ymm14
 	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
+	vpxor	%ymm0, %ymm11, %ymm12
 	vmovdqu	%ymm11, 8608(%rdi)
 	vpand	%ymm15, %ymm12, %ymm11
 	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
+	vpand	%ymm9, %ymm0, %ymm11
+	vpxor	%ymm3, %ymm11, %ymm11
 	vpxor	%ymm11, %ymm13, %ymm13
 	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm1, %ymm13, %ymm1
+	vpxor	%ymm4, %ymm9, %ymm10
+	vpxor	%ymm6, %ymm2, %ymm11
 	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm13, %ymm3
+	vpxor	%ymm3, %ymm8, %ymm8
 	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpand	%ymm3, %ymm8, %ymm11
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm7, %ymm3, %ymm13
+	vpxor	%ymm11, %ymm7, %ymm14
 	vmovdqu	%ymm10, 8448(%rdi)
 	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpand	%ymm13, %ymm1, %ymm1
+	vpand	%ymm5, %ymm10, %ymm5
 	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpand	8576(%rdi), %ymm10, %ymm11
+	vpand	8512(%rdi), %ymm1, %ymm13
+	vmovdqu	%ymm11, 8512(%rdi)
+	vpxor	%ymm1, %ymm14, %ymm11
+	vpand	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm7, %ymm14, %ymm7
+	vpand	%ymm15, %ymm3, %ymm11
+	vpand	%ymm12, %ymm3, %ymm12
+	vpand	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpand	8608(%rdi), %ymm7, %ymm8
+	vpand	8352(%rdi), %ymm7, %ymm14
+	vpxor	%ymm3, %ymm7, %ymm15
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpand	%ymm2, %ymm7, %ymm2
+	vpand	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm14, %ymm6, %ymm7
+	vpxor	%ymm5, %ymm6, %ymm5
+	vpand	%ymm9, %ymm15, %ymm6
+	vpxor	%ymm3, %ymm1, %ymm3
+	vpxor	%ymm1, %ymm10, %ymm9
+	vpand	8320(%rdi), %ymm1, %ymm1
+	vpand	8480(%rdi), %ymm9, %ymm10
+	vpand	8384(%rdi), %ymm3, %ymm14
+	vpand	8416(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm13, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm5
+	vpxor	%ymm3, %ymm2, %ymm3
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm5
+	vpxor	%ymm15, %ymm9, %ymm6
+	vpand	%ymm4, %ymm9, %ymm4
+	vpand	%ymm0, %ymm15, %ymm0
+	vpand	8448(%rdi), %ymm6, %ymm9
+	vpand	8544(%rdi), %ymm6, %ymm6
+	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpxor	%ymm6, %ymm12, %ymm6
+	vpxor	%ymm6, %ymm14, %ymm11
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm7, %ymm11, %ymm6
+	vpxor	%ymm5, %ymm8, %ymm7
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm3, %ymm9, %ymm3
+	vpxor	%ymm4, %ymm10, %ymm8
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm9
+	vpxor	%ymm7, %ymm3, %ymm7
+	vpxor	8512(%rdi), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm8
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm0, %ymm8, %ymm0
+	vpxor	%ymm4, %ymm6, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm4
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm1, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm5, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm0, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm3, %ymm14
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm2, %ymm2
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm1, %ymm1
+	vpxor	%ymm11, %ymm5, %ymm5
 	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm0, %ymm0
 	vpxor	%ymm14, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm2, %ymm8, %ymm8
 	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm11, %ymm11
+	vpxor	%ymm5, %ymm12, %ymm12
 	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
+	vpxor	%ymm0, %ymm14, %ymm14
 	vpxor	%ymm3, %ymm15, %ymm15
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l1256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	4736(%rdi), %ymm5, %ymm5
+	vpxor	4736(%rdi), %ymm4, %ymm4
 	vpxor	4768(%rdi), %ymm8, %ymm8
 	vpxor	4800(%rdi), %ymm10, %ymm10
 	vpxor	4832(%rdi), %ymm11, %ymm11
@@ -13680,14 +10305,14 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	4928(%rdi), %ymm14, %ymm14
 	vpxor	4960(%rdi), %ymm15, %ymm15
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
+	vpxor	%ymm4, %ymm0, %ymm1
 	vpxor	%ymm12, %ymm1, %ymm2
 	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
+	vpxor	%ymm12, %ymm15, %ymm5
 	vpxor	%ymm8, %ymm1, %ymm6
 	vpxor	%ymm8, %ymm15, %ymm7
 	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
+	vpand	%ymm4, %ymm2, %ymm9
 	vpand	%ymm1, %ymm6, %ymm12
 	vpxor	%ymm3, %ymm7, %ymm13
 	vpxor	%ymm13, %ymm11, %ymm11
@@ -13699,20 +10324,20 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpand	%ymm11, %ymm13, %ymm1
 	vpxor	%ymm1, %ymm9, %ymm9
 	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
+	vpxor	%ymm4, %ymm11, %ymm13
 	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
+	vpxor	%ymm5, %ymm14, %ymm11
 	vpxor	%ymm11, %ymm0, %ymm0
 	vmovdqu	%ymm14, 8448(%rdi)
 	vpxor	%ymm0, %ymm15, %ymm14
 	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
+	vpand	%ymm11, %ymm5, %ymm15
+	vmovdqu	%ymm5, 8480(%rdi)
+	vpxor	%ymm11, %ymm4, %ymm5
+	vmovdqu	%ymm4, 8512(%rdi)
+	vpxor	%ymm10, %ymm2, %ymm4
 	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
+	vpand	%ymm5, %ymm8, %ymm3
 	vmovdqu	%ymm8, 8576(%rdi)
 	vpand	%ymm0, %ymm7, %ymm8
 	vpxor	%ymm8, %ymm12, %ymm12
@@ -13726,7 +10351,7 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm6, %ymm9, %ymm9
 	vpxor	%ymm6, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm4, %ymm9, %ymm4
 	vpxor	%ymm11, %ymm2, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm9
 	vpand	8544(%rdi), %ymm6, %ymm14
@@ -13736,21 +10361,21 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm9, %ymm12, %ymm9
 	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
 	vpxor	%ymm3, %ymm9, %ymm14
 	vpxor	%ymm12, %ymm3, %ymm15
 	vmovdqu	%ymm6, 8448(%rdi)
 	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm4, %ymm4
+	vpand	%ymm14, %ymm4, %ymm4
+	vpand	%ymm5, %ymm6, %ymm5
+	vpxor	%ymm3, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
 	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
+	vpand	8512(%rdi), %ymm4, %ymm14
 	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
+	vpxor	%ymm4, %ymm15, %ymm12
 	vpand	%ymm12, %ymm3, %ymm3
 	vpxor	%ymm9, %ymm3, %ymm9
 	vpxor	%ymm3, %ymm15, %ymm3
@@ -13765,31 +10390,31 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpand	%ymm7, %ymm1, %ymm7
 	vpand	%ymm0, %ymm1, %ymm0
 	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
 	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
+	vpxor	%ymm9, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpand	8320(%rdi), %ymm4, %ymm4
 	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
+	vpand	8384(%rdi), %ymm5, %ymm13
+	vpand	8416(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm12, %ymm12
+	vpxor	%ymm14, %ymm5, %ymm5
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm6, %ymm5
 	vpand	%ymm11, %ymm6, %ymm6
 	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
+	vpand	8448(%rdi), %ymm5, %ymm11
+	vpand	8544(%rdi), %ymm5, %ymm5
 	vpxor	%ymm1, %ymm11, %ymm11
 	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
+	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm5, %ymm13, %ymm8
+	vpxor	%ymm4, %ymm5, %ymm4
 	vpxor	%ymm1, %ymm8, %ymm1
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm11, %ymm6, %ymm5
@@ -13855,187 +10480,36 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	5152(%rdi), %ymm13, %ymm13
 	vpxor	5184(%rdi), %ymm14, %ymm14
 	vpxor	5216(%rdi), %ymm15, %ymm15
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256(%rip), %ymm15, %ymm15
-	vbroadcasti128	368(%rdi), %ymm0
-	vpxor	%ymm0, %ymm6, %ymm1
-	vmovdqu	%ymm1, 9600(%rdi)
-	vpxor	%ymm0, %ymm9, %ymm1
-	vmovdqu	%ymm1, 9632(%rdi)
-	vpxor	%ymm0, %ymm10, %ymm1
-	vmovdqu	%ymm1, 9664(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm1
-	vmovdqu	%ymm1, 9696(%rdi)
-	vpxor	%ymm0, %ymm12, %ymm1
-	vmovdqu	%ymm1, 9728(%rdi)
-	vpxor	%ymm0, %ymm13, %ymm1
-	vmovdqu	%ymm1, 9760(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm1
-	vmovdqu	%ymm1, 9792(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm1
-	vmovdqu	%ymm1, 9824(%rdi)
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm15, %ymm15
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
+	vpxor	9600(%rdi), %ymm6, %ymm0
+	vmovdqu	%ymm0, (%r11)
+	vpxor	9632(%rdi), %ymm9, %ymm0
+	vmovdqu	%ymm0, 32(%r11)
+	vpxor	9664(%rdi), %ymm10, %ymm0
+	vmovdqu	%ymm0, 64(%r11)
+	vpxor	9696(%rdi), %ymm11, %ymm0
+	vmovdqu	%ymm0, 96(%r11)
+	vpxor	9728(%rdi), %ymm12, %ymm0
+	vmovdqu	%ymm0, 128(%r11)
+	vpxor	9760(%rdi), %ymm13, %ymm0
+	vmovdqu	%ymm0, 160(%r11)
+	vpxor	9792(%rdi), %ymm14, %ymm0
+	vmovdqu	%ymm0, 192(%r11)
+	vpxor	9824(%rdi), %ymm15, %ymm0
+	vmovdqu	%ymm0, 224(%r11)
+	shrq	$4, %r10
+	movzbl	9856(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_group_counted_2
+	movb	$1, 9856(%rdi,%r10,1)
+	addq	$16, 336(%rdi)
+.Laesgen_bitsliced256_face_r2_xor_stream_group_counted_2:
 	leaq	5248(%rdi), %r10
 	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+192(%rip), %rbx
 	movq	$9, %r11
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_8:
+.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_4:
 	vpxor	%ymm13, %ymm14, %ymm0
 	vpxor	%ymm6, %ymm0, %ymm1
 	vpxor	%ymm12, %ymm1, %ymm2
@@ -14215,7 +10689,7 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	addq	$256, %r10
 	addq	$64, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_8
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_4
 	vpxor	%ymm13, %ymm14, %ymm0
 	vpxor	%ymm6, %ymm0, %ymm1
 	vpxor	%ymm12, %ymm1, %ymm2
@@ -14421,6 +10895,33 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
+	testq	$15, %r9
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_partial192_2
+	cmpq	$256, %rcx
+	jb	.Laesgen_bitsliced256_face_r2_xor_stream_partial192_2
+	vpxor	(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, (%rsi)
+	vpxor	32(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, 96(%rsi)
+	vpxor	128(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 128(%rsi)
+	vpxor	160(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 160(%rsi)
+	vpxor	192(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 192(%rsi)
+	vpxor	224(%rdx), %ymm8, %ymm8
+	vmovdqu	%ymm8, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top192
+.Laesgen_bitsliced256_face_r2_xor_stream_partial192_2:
 	vmovdqu	%ymm7, 9344(%rdi)
 	vmovdqu	%ymm3, 9376(%rdi)
 	vmovdqu	%ymm2, 9408(%rdi)
@@ -14429,64 +10930,47 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vmovdqu	%ymm4, 9504(%rdi)
 	vmovdqu	%ymm5, 9536(%rdi)
 	vmovdqu	%ymm8, 9568(%rdi)
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume192
+.Laesgen_bitsliced256_face_r2_xor_stream_consume192:
+	movq	%r9, %rbx
+	andq	$15, %rbx
+	shlq	$4, %rbx
+	leaq	9344(%rdi,%rbx,1), %r9
 	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced256_face_r2_xor_stream_tail_n_4
+	jae	.Laesgen_bitsliced256_face_r2_xor_stream_consume_n_2
 	movq	%rcx, %r10
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_n_4:
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_n_2:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole_4:
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_whole_2:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced256_face_r2_xor_stream_tail_part_4
-	vmovdqu	9344(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced256_face_r2_xor_stream_consume_part_2
+	vmovdqu	(%r9,%r11,1), %xmm0
 	vpxor	(%rdx,%r11,1), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole_4
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_part_4:
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume_whole_2
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_part_2:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_tail_used_4
+	je	.Laesgen_bitsliced256_face_r2_xor_stream_consume_used_2
 	movq	%r11, %rbx
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte_4:
-	movzbl	9344(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_byte_2:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte_4
-	vmovdqu	9344(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced256_face_r2_xor_stream_consume_byte_2
+	vmovdqu	(%r9,%r11,1), %xmm0
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_used_4:
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_used_2:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_entry_2:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_tail_entries_done_2
-	movq	%rbp, %r12
-	shlq	$4, %r12
-	leaq	(%r9,%rbp,1), %r13
-	shlq	$4, %r13
-	movq	9600(%rdi,%r12,1), %rbx
-	movq	%rbx, 384(%rdi,%r13,1)
-	movq	9608(%rdi,%r12,1), %rbx
-	movq	%rbx, 392(%rdi,%r13,1)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_tail_entry_2
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_entries_done_2:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill_counted_2
-	movq	$256, %rbx
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill_counted_2:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -15011,9 +11495,50 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%xmm0, %xmm11, %xmm11
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm6, %xmm6
 	vmovdqa	%xmm6, 368(%rdi)
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2128(%rip), %xmm6, %xmm6
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm6, %xmm1
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm1, %xmm1
+	vpsubb	%xmm1, %xmm0, %xmm1
+	vpsrlq	$1, %xmm6, %xmm2
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm2, %xmm2
+	vpsubb	%xmm2, %xmm0, %xmm2
+	vpsrlq	$2, %xmm6, %xmm3
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm3, %xmm3
+	vpsubb	%xmm3, %xmm0, %xmm3
+	vpsrlq	$3, %xmm6, %xmm4
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm4, %xmm4
+	vpsubb	%xmm4, %xmm0, %xmm4
+	vpsrlq	$4, %xmm6, %xmm5
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm5, %xmm5
+	vpsubb	%xmm5, %xmm0, %xmm5
+	vpsrlq	$5, %xmm6, %xmm7
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm7, %xmm7
+	vpsubb	%xmm7, %xmm0, %xmm7
+	vpsrlq	$6, %xmm6, %xmm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm8, %xmm8
+	vpsubb	%xmm8, %xmm0, %xmm8
+	vpsrlq	$7, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm6, %xmm6
+	vpsubb	%xmm6, %xmm0, %xmm0
+	vinserti128	$1, %xmm1, %ymm1, %ymm1
+	vmovdqu	%ymm1, 9600(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm1
+	vmovdqu	%ymm1, 9632(%rdi)
+	vinserti128	$1, %xmm3, %ymm3, %ymm1
+	vmovdqu	%ymm1, 9664(%rdi)
+	vinserti128	$1, %xmm4, %ymm4, %ymm1
+	vmovdqu	%ymm1, 9696(%rdi)
+	vinserti128	$1, %xmm5, %ymm5, %ymm1
+	vmovdqu	%ymm1, 9728(%rdi)
+	vinserti128	$1, %xmm7, %ymm7, %ymm1
+	vmovdqu	%ymm1, 9760(%rdi)
+	vinserti128	$1, %xmm8, %ymm8, %ymm1
+	vmovdqu	%ymm1, 9792(%rdi)
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vmovdqu	%ymm0, 9824(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -15021,19 +11546,13 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced256_face_r2_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced256_face_r2_xor_stream_window_ok192
 .Laesgen_bitsliced256_face_r2_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 9856(%rdi)
+	movq	$0, 9864(%rdi)
 	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_window_ok192
 .Laesgen_bitsliced256_face_r2_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -15049,1641 +11568,32 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r2_xor_stream_refresh256
 .Laesgen_bitsliced256_face_r2_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	cmpq	$256, %rcx
-	jb	.Laesgen_bitsliced256_face_r2_xor_stream_single256
-	cmpq	$240, %r9
-	ja	.Laesgen_bitsliced256_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fill8_256
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	368(%rdi), %ymm7
-	vpxor	(%r9), %ymm7, %ymm0
-	vpxor	32(%r9), %ymm7, %ymm1
-	vpxor	64(%r9), %ymm7, %ymm2
-	vpxor	96(%r9), %ymm7, %ymm3
-	vpxor	128(%r9), %ymm7, %ymm4
-	vpxor	160(%r9), %ymm7, %ymm5
-	vpxor	192(%r9), %ymm7, %ymm6
-	vpxor	224(%r9), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	leaq	5248(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+64(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_9:
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 8608(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 8448(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	(%r11), %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm8
-	vpshufb	(%r11), %ymm0, %ymm10
-	vpshufb	(%r11), %ymm4, %ymm11
-	vpshufb	(%r11), %ymm6, %ymm12
-	vpshufb	(%r11), %ymm2, %ymm13
-	vpshufb	(%r11), %ymm3, %ymm14
-	vpshufb	(%r11), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	32(%r11), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	32(%r11), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	(%r9), %ymm5, %ymm5
-	vpxor	32(%r9), %ymm8, %ymm8
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
-	vmovdqa	%ymm5, %ymm0
-	vmovdqa	%ymm8, %ymm1
-	vmovdqa	%ymm10, %ymm2
-	vmovdqa	%ymm11, %ymm3
-	vmovdqa	%ymm12, %ymm4
-	vmovdqa	%ymm13, %ymm5
-	vmovdqa	%ymm14, %ymm6
-	vmovdqa	%ymm15, %ymm7
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_9
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 8608(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 8448(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	8064(%rdi), %ymm1, %ymm1
-	vpxor	8096(%rdi), %ymm7, %ymm7
-	vpxor	8128(%rdi), %ymm0, %ymm0
-	vpxor	8160(%rdi), %ymm4, %ymm4
-	vpxor	8192(%rdi), %ymm6, %ymm6
-	vpxor	8224(%rdi), %ymm2, %ymm2
-	vpxor	8256(%rdi), %ymm3, %ymm3
-	vpxor	8288(%rdi), %ymm9, %ymm9
-	vpsrlq	$1, %ymm1, %ymm5
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm7, %ymm7
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpsrlq	$1, %ymm0, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpsrlq	$1, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpsrlq	$1, %ymm3, %ymm5
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpsllq	$1, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpsrlq	$2, %ymm7, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm7, %ymm7
-	vpsrlq	$2, %ymm6, %ymm5
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpsrlq	$2, %ymm2, %ymm5
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpsllq	$2, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpsrlq	$4, %ymm1, %ymm5
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpsrlq	$4, %ymm7, %ymm5
-	vpxor	%ymm2, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm7, %ymm7
-	vpsrlq	$4, %ymm0, %ymm5
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpsrlq	$4, %ymm4, %ymm5
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpsllq	$4, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, (%rsi)
-	vpxor	32(%rdx), %ymm7, %ymm7
-	vmovdqu	%ymm7, 32(%rsi)
-	vpxor	64(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, 64(%rsi)
-	vpxor	96(%rdx), %ymm4, %ymm4
-	vmovdqu	%ymm4, 96(%rsi)
-	vpxor	128(%rdx), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rsi)
-	vpxor	160(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 160(%rsi)
-	vpxor	192(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 192(%rsi)
-	vpxor	224(%rdx), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top256
-.Laesgen_bitsliced256_face_r2_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm4, %ymm4
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
-	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
-	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
-	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
-	vpxor	%ymm8, %ymm13, %ymm13
-	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
-	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
-	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
-	vpxor	%ymm12, %ymm14, %ymm14
-	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
-	vmovdqu	%ymm11, 8608(%rdi)
-	vpand	%ymm15, %ymm12, %ymm11
-	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm11, %ymm13, %ymm13
-	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
-	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
-	vmovdqu	%ymm10, 8448(%rdi)
-	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
-	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
-	vpxor	%ymm3, %ymm15, %ymm15
-	vpxor	%ymm9, %ymm8, %ymm8
-	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
-	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	4736(%rdi), %ymm5, %ymm5
-	vpxor	4768(%rdi), %ymm8, %ymm8
-	vpxor	4800(%rdi), %ymm10, %ymm10
-	vpxor	4832(%rdi), %ymm11, %ymm11
-	vpxor	4864(%rdi), %ymm12, %ymm12
-	vpxor	4896(%rdi), %ymm13, %ymm13
-	vpxor	4928(%rdi), %ymm14, %ymm14
-	vpxor	4960(%rdi), %ymm15, %ymm15
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm8, %ymm1, %ymm6
-	vpxor	%ymm8, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
-	vpand	%ymm1, %ymm6, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 8320(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 8352(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
-	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 8448(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
-	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 8576(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm6, %ymm8
-	vmovdqu	%ymm6, 8608(%rdi)
-	vpand	%ymm13, %ymm8, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm2, %ymm10, %ymm6
-	vpxor	%ymm15, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	8448(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	8608(%rdi), %ymm1, %ymm3
-	vpand	8352(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
-	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	8512(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm7, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm3, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm2, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm0, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm1, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm4, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm5, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l0256(%rip), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	4992(%rdi), %ymm6, %ymm6
-	vpxor	5024(%rdi), %ymm9, %ymm9
-	vpxor	5056(%rdi), %ymm10, %ymm10
-	vpxor	5088(%rdi), %ymm11, %ymm11
-	vpxor	5120(%rdi), %ymm12, %ymm12
-	vpxor	5152(%rdi), %ymm13, %ymm13
-	vpxor	5184(%rdi), %ymm14, %ymm14
-	vpxor	5216(%rdi), %ymm15, %ymm15
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vbroadcasti128	368(%rdi), %ymm0
-	vpxor	%ymm0, %ymm6, %ymm1
-	vmovdqu	%ymm1, (%r9)
-	vpxor	%ymm0, %ymm9, %ymm1
-	vmovdqu	%ymm1, 32(%r9)
-	vpxor	%ymm0, %ymm10, %ymm1
-	vmovdqu	%ymm1, 64(%r9)
-	vpxor	%ymm0, %ymm11, %ymm1
-	vmovdqu	%ymm1, 96(%r9)
-	vpxor	%ymm0, %ymm12, %ymm1
-	vmovdqu	%ymm1, 128(%r9)
-	vpxor	%ymm0, %ymm13, %ymm1
-	vmovdqu	%ymm1, 160(%r9)
-	vpxor	%ymm0, %ymm14, %ymm1
-	vmovdqu	%ymm1, 192(%r9)
-	vpxor	%ymm0, %ymm15, %ymm1
-	vmovdqu	%ymm1, 224(%r9)
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	leaq	5248(%rdi), %r9
-	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+64(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_10:
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 8320(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 8352(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 8448(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 8576(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 8608(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	8448(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	8608(%rdi), %ymm1, %ymm3
-	vpand	8352(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
-	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	8512(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpshufb	(%r11), %ymm7, %ymm6
-	vpshufb	(%r11), %ymm3, %ymm9
-	vpshufb	(%r11), %ymm2, %ymm10
-	vpshufb	(%r11), %ymm0, %ymm11
-	vpshufb	(%r11), %ymm1, %ymm12
-	vpshufb	(%r11), %ymm4, %ymm13
-	vpshufb	(%r11), %ymm5, %ymm14
-	vpshufb	(%r11), %ymm8, %ymm15
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm13, %ymm4, %ymm4
-	vpxor	%ymm14, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm9, %ymm9
-	vpxor	%ymm3, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	%ymm1, %ymm13, %ymm13
-	vpxor	%ymm4, %ymm14, %ymm14
-	vpxor	%ymm5, %ymm15, %ymm15
-	vpxor	%ymm8, %ymm9, %ymm9
-	vpxor	%ymm8, %ymm11, %ymm11
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm6, %ymm6
-	vpshufb	32(%r11), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm9, %ymm9
-	vpshufb	32(%r11), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm10, %ymm10
-	vpshufb	32(%r11), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpshufb	32(%r11), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm12, %ymm12
-	vpshufb	32(%r11), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm13
-	vpshufb	32(%r11), %ymm5, %ymm5
-	vpxor	%ymm5, %ymm14, %ymm14
-	vpshufb	32(%r11), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm15, %ymm15
-	vpxor	(%r9), %ymm6, %ymm6
-	vpxor	32(%r9), %ymm9, %ymm9
-	vpxor	64(%r9), %ymm10, %ymm10
-	vpxor	96(%r9), %ymm11, %ymm11
-	vpxor	128(%r9), %ymm12, %ymm12
-	vpxor	160(%r9), %ymm13, %ymm13
-	vpxor	192(%r9), %ymm14, %ymm14
-	vpxor	224(%r9), %ymm15, %ymm15
-	addq	$256, %r9
-	addq	$64, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_10
-	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm1
-	vpxor	%ymm12, %ymm1, %ymm2
-	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
-	vpxor	%ymm9, %ymm1, %ymm5
-	vpxor	%ymm9, %ymm15, %ymm7
-	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm6, %ymm2, %ymm9
-	vpand	%ymm1, %ymm5, %ymm12
-	vpxor	%ymm3, %ymm7, %ymm13
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm14, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm11, %ymm11
-	vmovdqu	%ymm2, 8320(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm2
-	vmovdqu	%ymm1, 8352(%rdi)
-	vpand	%ymm11, %ymm13, %ymm1
-	vpxor	%ymm1, %ymm9, %ymm9
-	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm6, %ymm11, %ymm13
-	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
-	vpxor	%ymm11, %ymm0, %ymm0
-	vmovdqu	%ymm14, 8448(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm14
-	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm6, %ymm4
-	vmovdqu	%ymm6, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm6
-	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
-	vmovdqu	%ymm8, 8576(%rdi)
-	vpand	%ymm0, %ymm7, %ymm8
-	vpxor	%ymm8, %ymm12, %ymm12
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm5, %ymm8
-	vmovdqu	%ymm5, 8608(%rdi)
-	vpand	%ymm13, %ymm8, %ymm5
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpand	%ymm2, %ymm10, %ymm5
-	vpxor	%ymm15, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm9, %ymm5
-	vpxor	%ymm11, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm6, %ymm14
-	vpxor	%ymm15, %ymm14, %ymm14
-	vpxor	%ymm14, %ymm1, %ymm1
-	vpxor	8448(%rdi), %ymm1, %ymm1
-	vpxor	%ymm14, %ymm12, %ymm12
-	vpxor	%ymm9, %ymm12, %ymm9
-	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm9, %ymm14
-	vpxor	%ymm12, %ymm3, %ymm15
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
-	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
-	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
-	vpand	%ymm12, %ymm3, %ymm3
-	vpxor	%ymm9, %ymm3, %ymm9
-	vpxor	%ymm3, %ymm15, %ymm3
-	vpand	%ymm13, %ymm9, %ymm12
-	vpand	%ymm8, %ymm9, %ymm8
-	vpand	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpand	8608(%rdi), %ymm1, %ymm3
-	vpand	8352(%rdi), %ymm1, %ymm13
-	vpxor	%ymm9, %ymm1, %ymm15
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpand	%ymm7, %ymm1, %ymm7
-	vpand	%ymm0, %ymm1, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
-	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
-	vpand	%ymm11, %ymm6, %ymm6
-	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm11, %ymm11
-	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm1
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm11, %ymm6, %ymm5
-	vpxor	%ymm2, %ymm11, %ymm2
-	vpxor	%ymm5, %ymm9, %ymm6
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm7, %ymm7
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpxor	%ymm3, %ymm2, %ymm3
-	vpxor	8512(%rdi), %ymm2, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm6
-	vpxor	%ymm2, %ymm4, %ymm2
-	vpxor	%ymm10, %ymm6, %ymm4
-	vpxor	%ymm5, %ymm1, %ymm5
-	vpxor	8064(%rdi), %ymm7, %ymm7
-	vpxor	8096(%rdi), %ymm3, %ymm3
-	vpxor	8128(%rdi), %ymm2, %ymm2
-	vpxor	8160(%rdi), %ymm0, %ymm0
-	vpxor	8192(%rdi), %ymm1, %ymm1
-	vpxor	8224(%rdi), %ymm4, %ymm4
-	vpxor	8256(%rdi), %ymm5, %ymm5
-	vpxor	8288(%rdi), %ymm8, %ymm8
-	vpsrlq	$1, %ymm7, %ymm6
-	vpxor	%ymm3, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$1, %ymm2, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$1, %ymm1, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$1, %ymm5, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$1, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsrlq	$2, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$2, %ymm3, %ymm6
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$2, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$2, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsrlq	$4, %ymm7, %ymm6
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm7, %ymm7
-	vpsrlq	$4, %ymm3, %ymm6
-	vpxor	%ymm4, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrlq	$4, %ymm2, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpsrlq	$4, %ymm0, %ymm6
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm6, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpsllq	$4, %ymm6, %ymm6
-	vpxor	%ymm6, %ymm0, %ymm0
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced256_face_r2_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_bitsliced256_face_r2_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
-	vpxor	(%rdx), %ymm7, %ymm7
-	vmovdqu	%ymm7, (%rsi)
-	vpxor	32(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, 96(%rsi)
-	vpxor	128(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 128(%rsi)
-	vpxor	160(%rdx), %ymm4, %ymm4
-	vmovdqu	%ymm4, 160(%rsi)
-	vpxor	192(%rdx), %ymm5, %ymm5
-	vmovdqu	%ymm5, 192(%rsi)
-	vpxor	224(%rdx), %ymm8, %ymm8
-	vmovdqu	%ymm8, 224(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top256
-.Laesgen_bitsliced256_face_r2_xor_stream_single256:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill256
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_fill256
 	movq	%r9, %r10
+	andq	$-16, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	368(%rdi), %ymm7
-	vpxor	(%r10), %ymm7, %ymm0
-	vpxor	32(%r10), %ymm7, %ymm1
-	vpxor	64(%r10), %ymm7, %ymm2
-	vpxor	96(%r10), %ymm7, %ymm3
-	vpxor	128(%r10), %ymm7, %ymm4
-	vpxor	160(%r10), %ymm7, %ymm5
-	vpxor	192(%r10), %ymm7, %ymm6
-	vpxor	224(%r10), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
-	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$2, %ymm1, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$2, %ymm5, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$2, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$4, %ymm1, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$4, %ymm2, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$4, %ymm3, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$4, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
+	vmovdqu	(%r10), %ymm0
+	vpxor	9600(%rdi), %ymm0, %ymm0
+	vmovdqu	32(%r10), %ymm1
+	vpxor	9632(%rdi), %ymm1, %ymm1
+	vmovdqu	64(%r10), %ymm2
+	vpxor	9664(%rdi), %ymm2, %ymm2
+	vmovdqu	96(%r10), %ymm3
+	vpxor	9696(%rdi), %ymm3, %ymm3
+	vmovdqu	128(%r10), %ymm4
+	vpxor	9728(%rdi), %ymm4, %ymm4
+	vmovdqu	160(%r10), %ymm5
+	vpxor	9760(%rdi), %ymm5, %ymm5
+	vmovdqu	192(%r10), %ymm6
+	vpxor	9792(%rdi), %ymm6, %ymm6
+	vmovdqu	224(%r10), %ymm7
+	vpxor	9824(%rdi), %ymm7, %ymm7
 	leaq	5248(%rdi), %r10
 	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+64(%rip), %rbx
 	movq	$11, %r11
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_11:
+.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_5:
 	vpxor	%ymm5, %ymm6, %ymm5
 	vpxor	%ymm0, %ymm5, %ymm8
 	vpxor	%ymm4, %ymm8, %ymm9
@@ -16871,7 +11781,7 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	addq	$256, %r10
 	addq	$64, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_11
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_5
 	vpxor	%ymm5, %ymm6, %ymm5
 	vpxor	%ymm0, %ymm5, %ymm8
 	vpxor	%ymm4, %ymm8, %ymm9
@@ -17077,6 +11987,33 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm5, %ymm9, %ymm9
 	vpsllq	$4, %ymm5, %ymm5
 	vpxor	%ymm5, %ymm4, %ymm4
+	testq	$15, %r9
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_partial256
+	cmpq	$256, %rcx
+	jb	.Laesgen_bitsliced256_face_r2_xor_stream_partial256
+	vpxor	(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, (%rsi)
+	vpxor	32(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, 32(%rsi)
+	vpxor	64(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, 64(%rsi)
+	vpxor	96(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 96(%rsi)
+	vpxor	128(%rdx), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rsi)
+	vpxor	160(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 160(%rsi)
+	vpxor	192(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 192(%rsi)
+	vpxor	224(%rdx), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top256
+.Laesgen_bitsliced256_face_r2_xor_stream_partial256:
 	vmovdqu	%ymm1, 9344(%rdi)
 	vmovdqu	%ymm7, 9376(%rdi)
 	vmovdqu	%ymm0, 9408(%rdi)
@@ -17085,75 +12022,27 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vmovdqu	%ymm2, 9504(%rdi)
 	vmovdqu	%ymm3, 9536(%rdi)
 	vmovdqu	%ymm9, 9568(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced256_face_r2_xor_stream_tail_n_5
-	movq	%rcx, %r10
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_n_5:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole_5:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced256_face_r2_xor_stream_tail_part_5
-	vmovdqu	9344(%rdi,%r9,1), %xmm0
-	vpxor	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole_5
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_part_5:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_tail_used_5
-	movq	%r9, %r11
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte_5:
-	movzbl	9344(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte_5
-	vmovdqu	9344(%rdi,%r9,1), %xmm0
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_used_5:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top256
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill256:
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume256
+.Laesgen_bitsliced256_face_r2_xor_stream_fill256:
 	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovq	%rax, %xmm0
+	andq	$-16, %r10
+	movq	%rax, %r11
+	andq	$-16, %r11
+	vmovq	%r11, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm7
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm7, %ymm0
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm7, %ymm1
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm7, %ymm2
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm7, %ymm3
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm7, %ymm4
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm7, %ymm5
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm7, %ymm6
-	vpaddb	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm7, %ymm7
-	vbroadcasti128	(%rdi), %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm1
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus2(%rip), %ymm0, %ymm2
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus4(%rip), %ymm0, %ymm3
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus6(%rip), %ymm0, %ymm4
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus8(%rip), %ymm0, %ymm5
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus10(%rip), %ymm0, %ymm6
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus12(%rip), %ymm0, %ymm7
+	vpxor	.Laesgen_bitsliced256_face_r2_xor_stream_lanes256_plus14(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm2, %ymm2
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm3, %ymm3
@@ -17161,60 +12050,55 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm5, %ymm5
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm6, %ymm6
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm7, %ymm7
-	vpsrlq	$1, %ymm0, %ymm8
-	vpxor	%ymm1, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm1, %ymm1
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpsrlq	$1, %ymm2, %ymm8
-	vpxor	%ymm3, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm3, %ymm3
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm2, %ymm2
-	vpsrlq	$1, %ymm4, %ymm8
-	vpxor	%ymm5, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm5, %ymm5
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsrlq	$1, %ymm6, %ymm8
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm7, %ymm7
-	vpsllq	$1, %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsrlq	$2, %ymm0, %ymm8
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_layout2256(%rip), %ymm0, %ymm0
+	vpsrlq	$1, %ymm1, %ymm8
 	vpxor	%ymm2, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm2, %ymm2
-	vpsllq	$2, %ymm8, %ymm8
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpsrlq	$1, %ymm3, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm3, %ymm3
+	vpsrlq	$1, %ymm5, %ymm8
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm5, %ymm5
+	vpsrlq	$1, %ymm7, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$1, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm7, %ymm7
 	vpsrlq	$2, %ymm1, %ymm8
 	vpxor	%ymm3, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm1, %ymm1
-	vpsrlq	$2, %ymm4, %ymm8
-	vpxor	%ymm6, %ymm8, %ymm8
+	vpsrlq	$2, %ymm2, %ymm8
+	vpxor	%ymm4, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm6, %ymm6
-	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm4, %ymm4
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm2, %ymm2
 	vpsrlq	$2, %ymm5, %ymm8
 	vpxor	%ymm7, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$2, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm5, %ymm5
-	vpsrlq	$4, %ymm0, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm8
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
-	vpxor	%ymm8, %ymm4, %ymm4
-	vpsllq	$4, %ymm8, %ymm8
+	vpsrlq	$2, %ymm6, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm8, %ymm8
 	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$2, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm6, %ymm6
 	vpsrlq	$4, %ymm1, %ymm8
 	vpxor	%ymm5, %ymm8, %ymm8
 	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
@@ -17233,175 +12117,181 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm8, %ymm7, %ymm7
 	vpsllq	$4, %ymm8, %ymm8
 	vpxor	%ymm8, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm8
-	vpxor	%ymm4, %ymm8, %ymm9
-	vpxor	%ymm2, %ymm4, %ymm10
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm1, %ymm8, %ymm11
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm7, %ymm8, %ymm12
-	vpand	%ymm0, %ymm9, %ymm13
+	vpsrlq	$4, %ymm4, %ymm8
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm8, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpsllq	$4, %ymm8, %ymm8
+	vpxor	%ymm8, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm1, %ymm6, %ymm8
+	vpxor	%ymm5, %ymm8, %ymm9
+	vpxor	%ymm3, %ymm5, %ymm10
+	vpxor	%ymm5, %ymm0, %ymm5
+	vpxor	%ymm2, %ymm8, %ymm11
+	vpxor	%ymm2, %ymm0, %ymm2
+	vpxor	%ymm0, %ymm8, %ymm12
+	vpand	%ymm1, %ymm9, %ymm13
 	vpand	%ymm8, %ymm11, %ymm14
-	vpxor	%ymm10, %ymm1, %ymm15
-	vpxor	%ymm15, %ymm3, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm6
-	vpxor	%ymm2, %ymm3, %ymm3
+	vpxor	%ymm10, %ymm2, %ymm15
+	vpxor	%ymm15, %ymm4, %ymm4
+	vpxor	%ymm7, %ymm4, %ymm7
+	vpxor	%ymm3, %ymm4, %ymm4
 	vmovdqu	%ymm9, 8320(%rdi)
-	vpxor	%ymm5, %ymm3, %ymm9
+	vpxor	%ymm6, %ymm4, %ymm9
 	vmovdqu	%ymm8, 8352(%rdi)
-	vpand	%ymm3, %ymm15, %ymm8
+	vpand	%ymm4, %ymm15, %ymm8
 	vpxor	%ymm8, %ymm13, %ymm13
 	vmovdqu	%ymm15, 8384(%rdi)
-	vpxor	%ymm0, %ymm3, %ymm15
-	vmovdqu	%ymm3, 8416(%rdi)
-	vpxor	%ymm4, %ymm6, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vmovdqu	%ymm6, 8448(%rdi)
-	vpxor	%ymm5, %ymm7, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpand	%ymm3, %ymm4, %ymm7
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm3, %ymm0, %ymm4
-	vmovdqu	%ymm0, 8512(%rdi)
-	vpxor	%ymm2, %ymm9, %ymm0
+	vpxor	%ymm1, %ymm4, %ymm15
+	vmovdqu	%ymm4, 8416(%rdi)
+	vpxor	%ymm5, %ymm7, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vmovdqu	%ymm7, 8448(%rdi)
+	vpxor	%ymm6, %ymm0, %ymm7
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpand	%ymm4, %ymm5, %ymm3
+	vmovdqu	%ymm5, 8480(%rdi)
+	vpxor	%ymm4, %ymm1, %ymm5
+	vmovdqu	%ymm1, 8512(%rdi)
+	vpxor	%ymm0, %ymm9, %ymm1
 	vmovdqu	%ymm10, 8544(%rdi)
-	vpand	%ymm4, %ymm12, %ymm10
+	vpand	%ymm5, %ymm12, %ymm10
 	vmovdqu	%ymm12, 8576(%rdi)
-	vpand	%ymm5, %ymm1, %ymm12
+	vpand	%ymm6, %ymm2, %ymm12
 	vpxor	%ymm12, %ymm14, %ymm14
 	vpxor	%ymm12, %ymm10, %ymm10
-	vpxor	%ymm2, %ymm11, %ymm12
+	vpxor	%ymm0, %ymm11, %ymm12
 	vmovdqu	%ymm11, 8608(%rdi)
 	vpand	%ymm15, %ymm12, %ymm11
 	vpxor	%ymm8, %ymm11, %ymm8
-	vpand	%ymm9, %ymm2, %ymm11
-	vpxor	%ymm7, %ymm11, %ymm11
+	vpand	%ymm9, %ymm0, %ymm11
+	vpxor	%ymm3, %ymm11, %ymm11
 	vpxor	%ymm11, %ymm13, %ymm13
 	vpxor	%ymm11, %ymm10, %ymm10
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm0, %ymm13, %ymm0
-	vpxor	%ymm3, %ymm9, %ymm10
-	vpxor	%ymm5, %ymm1, %ymm11
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm1, %ymm13, %ymm1
+	vpxor	%ymm4, %ymm9, %ymm10
+	vpxor	%ymm6, %ymm2, %ymm11
 	vpand	8544(%rdi), %ymm10, %ymm13
-	vpxor	%ymm7, %ymm13, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
+	vpxor	%ymm3, %ymm13, %ymm3
+	vpxor	%ymm3, %ymm8, %ymm8
 	vpxor	8448(%rdi), %ymm8, %ymm8
-	vpxor	%ymm7, %ymm14, %ymm7
-	vpxor	%ymm11, %ymm7, %ymm7
-	vpand	%ymm7, %ymm8, %ymm11
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm6, %ymm7, %ymm13
-	vpxor	%ymm11, %ymm6, %ymm14
+	vpxor	%ymm3, %ymm14, %ymm3
+	vpxor	%ymm11, %ymm3, %ymm3
+	vpand	%ymm3, %ymm8, %ymm11
+	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm7, %ymm3, %ymm13
+	vpxor	%ymm11, %ymm7, %ymm14
 	vmovdqu	%ymm10, 8448(%rdi)
 	vpand	%ymm14, %ymm8, %ymm10
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	%ymm13, %ymm0, %ymm0
-	vpand	%ymm4, %ymm10, %ymm4
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpand	8576(%rdi), %ymm10, %ymm11
-	vpand	8512(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm11, 8512(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm11
-	vpand	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm6, %ymm7
-	vpxor	%ymm6, %ymm14, %ymm6
-	vpand	%ymm15, %ymm7, %ymm11
-	vpand	%ymm12, %ymm7, %ymm12
-	vpand	%ymm6, %ymm10, %ymm6
-	vpxor	%ymm6, %ymm8, %ymm6
-	vpand	8608(%rdi), %ymm6, %ymm8
-	vpand	8352(%rdi), %ymm6, %ymm14
-	vpxor	%ymm7, %ymm6, %ymm15
-	vpxor	%ymm6, %ymm10, %ymm6
-	vpand	%ymm1, %ymm6, %ymm1
-	vpand	%ymm5, %ymm6, %ymm5
-	vpxor	%ymm14, %ymm5, %ymm6
-	vpxor	%ymm4, %ymm5, %ymm4
-	vpand	%ymm9, %ymm15, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm7
-	vpxor	%ymm0, %ymm10, %ymm9
-	vpand	8320(%rdi), %ymm0, %ymm0
-	vpand	8480(%rdi), %ymm9, %ymm10
-	vpand	8384(%rdi), %ymm7, %ymm14
-	vpand	8416(%rdi), %ymm7, %ymm7
-	vpxor	%ymm7, %ymm11, %ymm11
-	vpxor	%ymm13, %ymm7, %ymm7
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm7, %ymm1, %ymm7
-	vpxor	%ymm7, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm9, %ymm7
-	vpand	%ymm3, %ymm9, %ymm3
-	vpand	%ymm2, %ymm15, %ymm2
-	vpand	8448(%rdi), %ymm7, %ymm9
-	vpand	8544(%rdi), %ymm7, %ymm7
-	vpxor	%ymm6, %ymm9, %ymm9
-	vpxor	%ymm11, %ymm6, %ymm6
-	vpxor	%ymm7, %ymm10, %ymm7
-	vpxor	%ymm7, %ymm8, %ymm8
-	vpxor	%ymm7, %ymm12, %ymm7
-	vpxor	%ymm7, %ymm14, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm11, %ymm6
-	vpxor	%ymm4, %ymm8, %ymm7
-	vpxor	%ymm9, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
-	vpxor	%ymm3, %ymm10, %ymm8
-	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpxor	%ymm11, %ymm1, %ymm1
+	vpand	%ymm13, %ymm1, %ymm1
+	vpand	%ymm5, %ymm10, %ymm5
 	vpxor	%ymm7, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm11, %ymm9
-	vpxor	%ymm7, %ymm5, %ymm7
-	vpxor	8512(%rdi), %ymm5, %ymm5
-	vpxor	%ymm8, %ymm5, %ymm8
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm8, %ymm2
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpand	8576(%rdi), %ymm10, %ymm11
+	vpand	8512(%rdi), %ymm1, %ymm13
+	vmovdqu	%ymm11, 8512(%rdi)
+	vpxor	%ymm1, %ymm14, %ymm11
+	vpand	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm7, %ymm14, %ymm7
+	vpand	%ymm15, %ymm3, %ymm11
+	vpand	%ymm12, %ymm3, %ymm12
+	vpand	%ymm7, %ymm10, %ymm7
+	vpxor	%ymm7, %ymm8, %ymm7
+	vpand	8608(%rdi), %ymm7, %ymm8
+	vpand	8352(%rdi), %ymm7, %ymm14
+	vpxor	%ymm3, %ymm7, %ymm15
+	vpxor	%ymm7, %ymm10, %ymm7
+	vpand	%ymm2, %ymm7, %ymm2
+	vpand	%ymm6, %ymm7, %ymm6
+	vpxor	%ymm14, %ymm6, %ymm7
+	vpxor	%ymm5, %ymm6, %ymm5
+	vpand	%ymm9, %ymm15, %ymm6
+	vpxor	%ymm3, %ymm1, %ymm3
+	vpxor	%ymm1, %ymm10, %ymm9
+	vpand	8320(%rdi), %ymm1, %ymm1
+	vpand	8480(%rdi), %ymm9, %ymm10
+	vpand	8384(%rdi), %ymm3, %ymm14
+	vpand	8416(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm11, %ymm11
+	vpxor	%ymm13, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm5
+	vpxor	%ymm3, %ymm2, %ymm3
 	vpxor	%ymm3, %ymm6, %ymm3
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm5
+	vpxor	%ymm15, %ymm9, %ymm6
+	vpand	%ymm4, %ymm9, %ymm4
+	vpand	%ymm0, %ymm15, %ymm0
+	vpand	8448(%rdi), %ymm6, %ymm9
+	vpand	8544(%rdi), %ymm6, %ymm6
+	vpxor	%ymm7, %ymm9, %ymm9
+	vpxor	%ymm11, %ymm7, %ymm7
+	vpxor	%ymm6, %ymm10, %ymm6
+	vpxor	%ymm6, %ymm8, %ymm8
+	vpxor	%ymm6, %ymm12, %ymm6
+	vpxor	%ymm6, %ymm14, %ymm11
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm7, %ymm11, %ymm6
+	vpxor	%ymm5, %ymm8, %ymm7
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm3, %ymm9, %ymm3
+	vpxor	%ymm4, %ymm10, %ymm8
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpxor	%ymm7, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm11, %ymm9
+	vpxor	%ymm7, %ymm3, %ymm7
+	vpxor	8512(%rdi), %ymm3, %ymm3
+	vpxor	%ymm8, %ymm3, %ymm8
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm0, %ymm8, %ymm0
+	vpxor	%ymm4, %ymm6, %ymm3
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm4
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm7, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm4, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm1, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm5, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm6, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm2, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm0, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm3, %ymm14
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l3256(%rip), %ymm9, %ymm15
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm2, %ymm2
 	vpxor	%ymm8, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpxor	%ymm11, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm1, %ymm1
+	vpxor	%ymm11, %ymm5, %ymm5
 	vpxor	%ymm12, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm0, %ymm0
 	vpxor	%ymm14, %ymm3, %ymm3
 	vpxor	%ymm15, %ymm9, %ymm9
-	vpxor	%ymm9, %ymm5, %ymm5
-	vpxor	%ymm1, %ymm8, %ymm8
+	vpxor	%ymm9, %ymm4, %ymm4
+	vpxor	%ymm2, %ymm8, %ymm8
 	vpxor	%ymm7, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	%ymm4, %ymm12, %ymm12
+	vpxor	%ymm1, %ymm11, %ymm11
+	vpxor	%ymm5, %ymm12, %ymm12
 	vpxor	%ymm6, %ymm13, %ymm13
-	vpxor	%ymm2, %ymm14, %ymm14
+	vpxor	%ymm0, %ymm14, %ymm14
 	vpxor	%ymm3, %ymm15, %ymm15
 	vpxor	%ymm9, %ymm8, %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
 	vpxor	%ymm9, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm7, %ymm7
 	vpxor	%ymm7, %ymm8, %ymm8
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm11, %ymm11
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm10, %ymm10
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm11, %ymm11
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm6, %ymm6
 	vpxor	%ymm6, %ymm12, %ymm12
-	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm13, %ymm13
+	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm13, %ymm13
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm14, %ymm14
 	vpshufb	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l3256(%rip), %ymm9, %ymm9
 	vpxor	%ymm9, %ymm15, %ymm15
-	vpxor	4736(%rdi), %ymm5, %ymm5
+	vpxor	4736(%rdi), %ymm4, %ymm4
 	vpxor	4768(%rdi), %ymm8, %ymm8
 	vpxor	4800(%rdi), %ymm10, %ymm10
 	vpxor	4832(%rdi), %ymm11, %ymm11
@@ -17410,14 +12300,14 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	4928(%rdi), %ymm14, %ymm14
 	vpxor	4960(%rdi), %ymm15, %ymm15
 	vpxor	%ymm13, %ymm14, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm1
+	vpxor	%ymm4, %ymm0, %ymm1
 	vpxor	%ymm12, %ymm1, %ymm2
 	vpxor	%ymm10, %ymm12, %ymm3
-	vpxor	%ymm12, %ymm15, %ymm4
+	vpxor	%ymm12, %ymm15, %ymm5
 	vpxor	%ymm8, %ymm1, %ymm6
 	vpxor	%ymm8, %ymm15, %ymm7
 	vpxor	%ymm15, %ymm1, %ymm8
-	vpand	%ymm5, %ymm2, %ymm9
+	vpand	%ymm4, %ymm2, %ymm9
 	vpand	%ymm1, %ymm6, %ymm12
 	vpxor	%ymm3, %ymm7, %ymm13
 	vpxor	%ymm13, %ymm11, %ymm11
@@ -17429,20 +12319,20 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpand	%ymm11, %ymm13, %ymm1
 	vpxor	%ymm1, %ymm9, %ymm9
 	vmovdqu	%ymm13, 8384(%rdi)
-	vpxor	%ymm5, %ymm11, %ymm13
+	vpxor	%ymm4, %ymm11, %ymm13
 	vmovdqu	%ymm11, 8416(%rdi)
-	vpxor	%ymm4, %ymm14, %ymm11
+	vpxor	%ymm5, %ymm14, %ymm11
 	vpxor	%ymm11, %ymm0, %ymm0
 	vmovdqu	%ymm14, 8448(%rdi)
 	vpxor	%ymm0, %ymm15, %ymm14
 	vpxor	%ymm10, %ymm15, %ymm10
-	vpand	%ymm11, %ymm4, %ymm15
-	vmovdqu	%ymm4, 8480(%rdi)
-	vpxor	%ymm11, %ymm5, %ymm4
-	vmovdqu	%ymm5, 8512(%rdi)
-	vpxor	%ymm10, %ymm2, %ymm5
+	vpand	%ymm11, %ymm5, %ymm15
+	vmovdqu	%ymm5, 8480(%rdi)
+	vpxor	%ymm11, %ymm4, %ymm5
+	vmovdqu	%ymm4, 8512(%rdi)
+	vpxor	%ymm10, %ymm2, %ymm4
 	vmovdqu	%ymm3, 8544(%rdi)
-	vpand	%ymm4, %ymm8, %ymm3
+	vpand	%ymm5, %ymm8, %ymm3
 	vmovdqu	%ymm8, 8576(%rdi)
 	vpand	%ymm0, %ymm7, %ymm8
 	vpxor	%ymm8, %ymm12, %ymm12
@@ -17456,7 +12346,7 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm6, %ymm9, %ymm9
 	vpxor	%ymm6, %ymm3, %ymm3
 	vpxor	%ymm14, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm4, %ymm9, %ymm4
 	vpxor	%ymm11, %ymm2, %ymm6
 	vpxor	%ymm0, %ymm7, %ymm9
 	vpand	8544(%rdi), %ymm6, %ymm14
@@ -17466,21 +12356,21 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vpxor	%ymm9, %ymm12, %ymm9
 	vpand	%ymm9, %ymm1, %ymm12
-	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
 	vpxor	%ymm3, %ymm9, %ymm14
 	vpxor	%ymm12, %ymm3, %ymm15
 	vmovdqu	%ymm6, 8448(%rdi)
 	vpand	%ymm15, %ymm1, %ymm6
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpxor	%ymm12, %ymm5, %ymm5
-	vpand	%ymm14, %ymm5, %ymm5
-	vpand	%ymm4, %ymm6, %ymm4
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpxor	%ymm5, %ymm9, %ymm9
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpxor	%ymm12, %ymm4, %ymm4
+	vpand	%ymm14, %ymm4, %ymm4
+	vpand	%ymm5, %ymm6, %ymm5
+	vpxor	%ymm3, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm9, %ymm9
 	vpand	8576(%rdi), %ymm6, %ymm12
-	vpand	8512(%rdi), %ymm5, %ymm14
+	vpand	8512(%rdi), %ymm4, %ymm14
 	vmovdqu	%ymm12, 8512(%rdi)
-	vpxor	%ymm5, %ymm15, %ymm12
+	vpxor	%ymm4, %ymm15, %ymm12
 	vpand	%ymm12, %ymm3, %ymm3
 	vpxor	%ymm9, %ymm3, %ymm9
 	vpxor	%ymm3, %ymm15, %ymm3
@@ -17495,31 +12385,31 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpand	%ymm7, %ymm1, %ymm7
 	vpand	%ymm0, %ymm1, %ymm0
 	vpxor	%ymm13, %ymm0, %ymm1
-	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
 	vpand	%ymm2, %ymm15, %ymm2
-	vpxor	%ymm9, %ymm5, %ymm4
-	vpxor	%ymm5, %ymm6, %ymm6
-	vpand	8320(%rdi), %ymm5, %ymm5
+	vpxor	%ymm9, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpand	8320(%rdi), %ymm4, %ymm4
 	vpand	8480(%rdi), %ymm6, %ymm9
-	vpand	8384(%rdi), %ymm4, %ymm13
-	vpand	8416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm12, %ymm12
-	vpxor	%ymm14, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm4, %ymm7, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm6, %ymm4
+	vpand	8384(%rdi), %ymm5, %ymm13
+	vpand	8416(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm12, %ymm12
+	vpxor	%ymm14, %ymm5, %ymm5
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm5, %ymm7, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm6, %ymm5
 	vpand	%ymm11, %ymm6, %ymm6
 	vpand	%ymm10, %ymm15, %ymm10
-	vpand	8448(%rdi), %ymm4, %ymm11
-	vpand	8544(%rdi), %ymm4, %ymm4
+	vpand	8448(%rdi), %ymm5, %ymm11
+	vpand	8544(%rdi), %ymm5, %ymm5
 	vpxor	%ymm1, %ymm11, %ymm11
 	vpxor	%ymm12, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm9, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm8, %ymm4
-	vpxor	%ymm4, %ymm13, %ymm8
-	vpxor	%ymm5, %ymm4, %ymm4
+	vpxor	%ymm5, %ymm9, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm8, %ymm5
+	vpxor	%ymm5, %ymm13, %ymm8
+	vpxor	%ymm4, %ymm5, %ymm4
 	vpxor	%ymm1, %ymm8, %ymm1
 	vpxor	%ymm0, %ymm3, %ymm3
 	vpxor	%ymm11, %ymm6, %ymm5
@@ -17585,171 +12475,36 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	5152(%rdi), %ymm13, %ymm13
 	vpxor	5184(%rdi), %ymm14, %ymm14
 	vpxor	5216(%rdi), %ymm15, %ymm15
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vbroadcasti128	368(%rdi), %ymm0
-	vpxor	%ymm0, %ymm6, %ymm1
-	vmovdqu	%ymm1, 9600(%rdi)
-	vpxor	%ymm0, %ymm9, %ymm1
-	vmovdqu	%ymm1, 9632(%rdi)
-	vpxor	%ymm0, %ymm10, %ymm1
-	vmovdqu	%ymm1, 9664(%rdi)
-	vpxor	%ymm0, %ymm11, %ymm1
-	vmovdqu	%ymm1, 9696(%rdi)
-	vpxor	%ymm0, %ymm12, %ymm1
-	vmovdqu	%ymm1, 9728(%rdi)
-	vpxor	%ymm0, %ymm13, %ymm1
-	vmovdqu	%ymm1, 9760(%rdi)
-	vpxor	%ymm0, %ymm14, %ymm1
-	vmovdqu	%ymm1, 9792(%rdi)
-	vpxor	%ymm0, %ymm15, %ymm1
-	vmovdqu	%ymm1, 9824(%rdi)
-	vpsrlq	$1, %ymm6, %ymm0
-	vpxor	%ymm9, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$1, %ymm10, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$1, %ymm12, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$1, %ymm14, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsrlq	$2, %ymm6, %ymm0
-	vpxor	%ymm10, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$2, %ymm9, %ymm0
-	vpxor	%ymm11, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$2, %ymm12, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsrlq	$2, %ymm13, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$2, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsrlq	$4, %ymm6, %ymm0
-	vpxor	%ymm12, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm12, %ymm12
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpsrlq	$4, %ymm9, %ymm0
-	vpxor	%ymm13, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm13, %ymm13
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpsrlq	$4, %ymm10, %ymm0
-	vpxor	%ymm14, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm14, %ymm14
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm10, %ymm10
-	vpsrlq	$4, %ymm11, %ymm0
-	vpxor	%ymm15, %ymm0, %ymm0
-	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm15, %ymm15
-	vpsllq	$4, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm11, %ymm11
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
+	vpxor	9600(%rdi), %ymm6, %ymm0
+	vmovdqu	%ymm0, (%r11)
+	vpxor	9632(%rdi), %ymm9, %ymm0
+	vmovdqu	%ymm0, 32(%r11)
+	vpxor	9664(%rdi), %ymm10, %ymm0
+	vmovdqu	%ymm0, 64(%r11)
+	vpxor	9696(%rdi), %ymm11, %ymm0
+	vmovdqu	%ymm0, 96(%r11)
+	vpxor	9728(%rdi), %ymm12, %ymm0
+	vmovdqu	%ymm0, 128(%r11)
+	vpxor	9760(%rdi), %ymm13, %ymm0
+	vmovdqu	%ymm0, 160(%r11)
+	vpxor	9792(%rdi), %ymm14, %ymm0
+	vmovdqu	%ymm0, 192(%r11)
+	vpxor	9824(%rdi), %ymm15, %ymm0
+	vmovdqu	%ymm0, 224(%r11)
+	shrq	$4, %r10
+	movzbl	9856(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_group_counted_3
+	movb	$1, 9856(%rdi,%r10,1)
+	addq	$16, 336(%rdi)
+.Laesgen_bitsliced256_face_r2_xor_stream_group_counted_3:
 	leaq	5248(%rdi), %r10
 	leaq	.Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256+64(%rip), %rbx
 	movq	$11, %r11
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_12:
+.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_6:
 	vpxor	%ymm13, %ymm14, %ymm0
 	vpxor	%ymm6, %ymm0, %ymm1
 	vpxor	%ymm12, %ymm1, %ymm2
@@ -17929,7 +12684,7 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	addq	$256, %r10
 	addq	$64, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_12
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_bs_round_6
 	vpxor	%ymm13, %ymm14, %ymm0
 	vpxor	%ymm6, %ymm0, %ymm1
 	vpxor	%ymm12, %ymm1, %ymm2
@@ -18135,6 +12890,33 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpxor	%ymm6, %ymm8, %ymm8
 	vpsllq	$4, %ymm6, %ymm6
 	vpxor	%ymm6, %ymm0, %ymm0
+	testq	$15, %r9
+	jne	.Laesgen_bitsliced256_face_r2_xor_stream_partial256_2
+	cmpq	$256, %rcx
+	jb	.Laesgen_bitsliced256_face_r2_xor_stream_partial256_2
+	vpxor	(%rdx), %ymm7, %ymm7
+	vmovdqu	%ymm7, (%rsi)
+	vpxor	32(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, 96(%rsi)
+	vpxor	128(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 128(%rsi)
+	vpxor	160(%rdx), %ymm4, %ymm4
+	vmovdqu	%ymm4, 160(%rsi)
+	vpxor	192(%rdx), %ymm5, %ymm5
+	vmovdqu	%ymm5, 192(%rsi)
+	vpxor	224(%rdx), %ymm8, %ymm8
+	vmovdqu	%ymm8, 224(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_top256
+.Laesgen_bitsliced256_face_r2_xor_stream_partial256_2:
 	vmovdqu	%ymm7, 9344(%rdi)
 	vmovdqu	%ymm3, 9376(%rdi)
 	vmovdqu	%ymm2, 9408(%rdi)
@@ -18143,64 +12925,47 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vmovdqu	%ymm4, 9504(%rdi)
 	vmovdqu	%ymm5, 9536(%rdi)
 	vmovdqu	%ymm8, 9568(%rdi)
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume256
+.Laesgen_bitsliced256_face_r2_xor_stream_consume256:
+	movq	%r9, %rbx
+	andq	$15, %rbx
+	shlq	$4, %rbx
+	leaq	9344(%rdi,%rbx,1), %r9
 	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced256_face_r2_xor_stream_tail_n_6
+	jae	.Laesgen_bitsliced256_face_r2_xor_stream_consume_n_3
 	movq	%rcx, %r10
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_n_6:
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_n_3:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole_6:
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_whole_3:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced256_face_r2_xor_stream_tail_part_6
-	vmovdqu	9344(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced256_face_r2_xor_stream_consume_part_3
+	vmovdqu	(%r9,%r11,1), %xmm0
 	vpxor	(%rdx,%r11,1), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_tail_whole_6
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_part_6:
+	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_consume_whole_3
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_part_3:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_tail_used_6
+	je	.Laesgen_bitsliced256_face_r2_xor_stream_consume_used_3
 	movq	%r11, %rbx
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte_6:
-	movzbl	9344(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_byte_3:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced256_face_r2_xor_stream_tail_byte_6
-	vmovdqu	9344(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced256_face_r2_xor_stream_consume_byte_3
+	vmovdqu	(%r9,%r11,1), %xmm0
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_used_6:
+.Laesgen_bitsliced256_face_r2_xor_stream_consume_used_3:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_entry_3:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_tail_entries_done_3
-	movq	%rbp, %r12
-	shlq	$4, %r12
-	leaq	(%r9,%rbp,1), %r13
-	shlq	$4, %r13
-	movq	9600(%rdi,%r12,1), %rbx
-	movq	%rbx, 384(%rdi,%r13,1)
-	movq	9608(%rdi,%r12,1), %rbx
-	movq	%rbx, 392(%rdi,%r13,1)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_tail_entry_3
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_entries_done_3:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill_counted_3
-	movq	$256, %rbx
-.Laesgen_bitsliced256_face_r2_xor_stream_tail_fill_counted_3:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -18732,9 +13497,49 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	vpsllq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	%xmm6, 368(%rdi)
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm6, %xmm1
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm1, %xmm1
+	vpsubb	%xmm1, %xmm0, %xmm1
+	vpsrlq	$1, %xmm6, %xmm2
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm2, %xmm2
+	vpsubb	%xmm2, %xmm0, %xmm2
+	vpsrlq	$2, %xmm6, %xmm3
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm3, %xmm3
+	vpsubb	%xmm3, %xmm0, %xmm3
+	vpsrlq	$3, %xmm6, %xmm4
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm4, %xmm4
+	vpsubb	%xmm4, %xmm0, %xmm4
+	vpsrlq	$4, %xmm6, %xmm5
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm5, %xmm5
+	vpsubb	%xmm5, %xmm0, %xmm5
+	vpsrlq	$5, %xmm6, %xmm7
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm7, %xmm7
+	vpsubb	%xmm7, %xmm0, %xmm7
+	vpsrlq	$6, %xmm6, %xmm8
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm8, %xmm8
+	vpsubb	%xmm8, %xmm0, %xmm8
+	vpsrlq	$7, %xmm6, %xmm6
+	vpand	.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128(%rip), %xmm6, %xmm6
+	vpsubb	%xmm6, %xmm0, %xmm0
+	vinserti128	$1, %xmm1, %ymm1, %ymm1
+	vmovdqu	%ymm1, 9600(%rdi)
+	vinserti128	$1, %xmm2, %ymm2, %ymm1
+	vmovdqu	%ymm1, 9632(%rdi)
+	vinserti128	$1, %xmm3, %ymm3, %ymm1
+	vmovdqu	%ymm1, 9664(%rdi)
+	vinserti128	$1, %xmm4, %ymm4, %ymm1
+	vmovdqu	%ymm1, 9696(%rdi)
+	vinserti128	$1, %xmm5, %ymm5, %ymm1
+	vmovdqu	%ymm1, 9728(%rdi)
+	vinserti128	$1, %xmm7, %ymm7, %ymm1
+	vmovdqu	%ymm1, 9760(%rdi)
+	vinserti128	$1, %xmm8, %ymm8, %ymm1
+	vmovdqu	%ymm1, 9792(%rdi)
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vmovdqu	%ymm0, 9824(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -18742,41 +13547,21 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced256_face_r2_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced256_face_r2_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced256_face_r2_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced256_face_r2_xor_stream_window_ok256
 .Laesgen_bitsliced256_face_r2_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 9856(%rdi)
+	movq	$0, 9864(%rdi)
 	jmp	.Laesgen_bitsliced256_face_r2_xor_stream_window_ok256
 .Laesgen_bitsliced256_face_r2_xor_stream_return:
 	vzeroall
-	popq	%r13
-	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_bitsliced256_face_r2_xor_stream, .-aesgen_bitsliced256_face_r2_xor_stream
 	.section	.rodata
-	.p2align	5
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256:
-	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
-	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
-	.p2align	5
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256:
-	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
-	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
-	.p2align	5
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256:
-	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
-	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	5
 .Laesgen_bitsliced256_face_r2_xor_stream_bs_rotations256:
 	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
@@ -18843,6 +13628,18 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	5
+.Laesgen_bitsliced256_face_r2_xor_stream_bs_m55256:
+	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
+	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
+	.p2align	5
+.Laesgen_bitsliced256_face_r2_xor_stream_bs_m33256:
+	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
+	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
+	.p2align	5
+.Laesgen_bitsliced256_face_r2_xor_stream_bs_m0f256:
+	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
+	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	4
 .Laesgen_bitsliced256_face_r2_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
@@ -18922,6 +13719,9 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	.p2align	4
 .Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l0128:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	4
+.Laesgen_bitsliced256_face_r2_xor_stream_bs_m01128:
+	.byte	0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01
 	.p2align	5
 .Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1256:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -18938,10 +13738,6 @@ aesgen_bitsliced256_face_r2_xor_stream:
 .Laesgen_bitsliced256_face_r2_xor_stream_bs_rot2_l2256:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
-	.p2align	5
-.Laesgen_bitsliced256_face_r2_xor_stream_bs_unlayout2256:
-	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
-	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 	.p2align	4
 .Laesgen_bitsliced256_face_r2_xor_stream_bs_rot1_l1128:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -18959,7 +13755,7 @@ aesgen_bitsliced256_face_r2_xor_stream:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
-# wipe(ctx): zero all 9856 bytes of the context.
+# wipe(ctx): zero all 9920 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_bitsliced256_face_r2_wipe
@@ -18968,7 +13764,7 @@ aesgen_bitsliced256_face_r2_xor_stream:
 aesgen_bitsliced256_face_r2_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$154, %rax
+	movq	$155, %rax
 .Laesgen_bitsliced256_face_r2_wipe_zero:
 	vmovdqu	%ymm0, (%rdi)
 	vmovdqu	%ymm0, 32(%rdi)

@@ -222,22 +222,22 @@ int  aesgen_table_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_table_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_table_face_r2_wipe(void *ctx);
 
-/* bitsliced512-face-none: requires AVX, AVX512F, AVX512BW, AVX512VL; ctx 11136 bytes */
-#define AESGEN_BITSLICED512_FACE_NONE_CTX_SIZE 11136
+/* bitsliced512-face-none: requires AVX, AVX512F, AVX512BW, AVX512VL; ctx 11200 bytes */
+#define AESGEN_BITSLICED512_FACE_NONE_CTX_SIZE 11200
 int  aesgen_bitsliced512_face_none_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
 int  aesgen_bitsliced512_face_none_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_bitsliced512_face_none_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_bitsliced512_face_none_wipe(void *ctx);
 
-/* bitsliced512-face-r1: requires AVX, AVX512F, AVX512BW, AVX512VL; ctx 15232 bytes */
-#define AESGEN_BITSLICED512_FACE_R1_CTX_SIZE 15232
+/* bitsliced512-face-r1: requires AVX, AVX512F, AVX512BW, AVX512VL; ctx 15296 bytes */
+#define AESGEN_BITSLICED512_FACE_R1_CTX_SIZE 15296
 int  aesgen_bitsliced512_face_r1_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
 int  aesgen_bitsliced512_face_r1_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_bitsliced512_face_r1_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_bitsliced512_face_r1_wipe(void *ctx);
 
-/* bitsliced512-face-r2: requires AVX, AVX512F, AVX512BW, AVX512VL; ctx 15232 bytes */
-#define AESGEN_BITSLICED512_FACE_R2_CTX_SIZE 15232
+/* bitsliced512-face-r2: requires AVX, AVX512F, AVX512BW, AVX512VL; ctx 15296 bytes */
+#define AESGEN_BITSLICED512_FACE_R2_CTX_SIZE 15296
 int  aesgen_bitsliced512_face_r2_init(void *ctx, const uint8_t *key, size_t key_len, const uint8_t iv[16]);
 int  aesgen_bitsliced512_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_bitsliced512_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);

@@ -71,13 +71,13 @@ const aesgen_kernel aesgen_kernels[] = {
      4480, aesgen_table_face_r2_init, aesgen_table_face_r2_set_iv, aesgen_table_face_r2_xor_stream, aesgen_table_face_r2_wipe},
     {"bitsliced512-face-none", "bitsliced", "none", 1,
      AESGEN_CPU_AVX | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL,
-     11136, aesgen_bitsliced512_face_none_init, aesgen_bitsliced512_face_none_set_iv, aesgen_bitsliced512_face_none_xor_stream, aesgen_bitsliced512_face_none_wipe},
+     11200, aesgen_bitsliced512_face_none_init, aesgen_bitsliced512_face_none_set_iv, aesgen_bitsliced512_face_none_xor_stream, aesgen_bitsliced512_face_none_wipe},
     {"bitsliced512-face-r1", "bitsliced", "r1", 1,
      AESGEN_CPU_AVX | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL,
-     15232, aesgen_bitsliced512_face_r1_init, aesgen_bitsliced512_face_r1_set_iv, aesgen_bitsliced512_face_r1_xor_stream, aesgen_bitsliced512_face_r1_wipe},
+     15296, aesgen_bitsliced512_face_r1_init, aesgen_bitsliced512_face_r1_set_iv, aesgen_bitsliced512_face_r1_xor_stream, aesgen_bitsliced512_face_r1_wipe},
     {"bitsliced512-face-r2", "bitsliced", "r2", 1,
      AESGEN_CPU_AVX | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL,
-     15232, aesgen_bitsliced512_face_r2_init, aesgen_bitsliced512_face_r2_set_iv, aesgen_bitsliced512_face_r2_xor_stream, aesgen_bitsliced512_face_r2_wipe},
+     15296, aesgen_bitsliced512_face_r2_init, aesgen_bitsliced512_face_r2_set_iv, aesgen_bitsliced512_face_r2_xor_stream, aesgen_bitsliced512_face_r2_wipe},
 };
 
 const size_t aesgen_kernel_count = sizeof(aesgen_kernels) / sizeof(aesgen_kernels[0]);

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AVX, AVX512F, AVX512BW, AVX512VL
- *   Context: 11136 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
+ *   Context: 11200 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_bitsliced512_face_none_init   requires AVX, AVX512F, AVX512BW, AVX512VL
@@ -37,7 +37,7 @@ aesgen_bitsliced512_face_none_init:
 .Laesgen_bitsliced512_face_none_init_accepted:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$174, %r8
+	movq	$175, %r8
 .Laesgen_bitsliced512_face_none_init_zero:
 	vmovdqu64	%zmm0, (%rax)
 	addq	$64, %rax
@@ -7533,6 +7533,7 @@ aesgen_bitsliced512_face_none_set_iv:
 aesgen_bitsliced512_face_none_xor_stream:
 	endbr64
 	pushq	%rbx
+	pushq	%rbp
 	testq	%rcx, %rcx
 	je	.Laesgen_bitsliced512_face_none_xor_stream_return
 	movq	288(%rdi), %rax
@@ -7572,28 +7573,25 @@ aesgen_bitsliced512_face_none_xor_stream:
 	je	.Laesgen_bitsliced512_face_none_xor_stream_end128
 .Laesgen_bitsliced512_face_none_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	cmpq	$512, %rcx
-	jb	.Laesgen_bitsliced512_face_none_xor_stream_single128
-	cmpq	$224, %r9
-	ja	.Laesgen_bitsliced512_face_none_xor_stream_single128
-	testq	$31, %r9
-	jne	.Laesgen_bitsliced512_face_none_xor_stream_unaligned8_128
-	vmovq	%rax, %xmm0
+	movq	%r9, %r10
+	andq	$-32, %r10
+	movq	%rax, %r10
+	andq	$-32, %r10
+	vmovq	%r10, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vbroadcasti32x4	(%rdi), %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm7
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpxorq	%zmm1, %zmm0, %zmm0
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm0, %zmm1
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm0, %zmm2
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm0, %zmm3
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm0, %zmm4
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm0, %zmm5
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm0, %zmm6
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm0, %zmm7
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm0, %zmm0
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
@@ -7601,42 +7599,39 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpsrlq	$1, %zmm1, %zmm8
+	vpsllq	$1, %zmm2, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm1
+	vpsrlq	$1, %zmm3, %zmm8
+	vpsllq	$1, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm3
+	vpsrlq	$1, %zmm5, %zmm8
+	vpsllq	$1, %zmm6, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm5
+	vpsrlq	$1, %zmm7, %zmm8
+	vpsllq	$1, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm7
 	vpsrlq	$2, %zmm1, %zmm8
 	vpsllq	$2, %zmm3, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
+	vpsrlq	$2, %zmm2, %zmm8
+	vpsllq	$2, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm2
 	vpsrlq	$2, %zmm5, %zmm8
 	vpsllq	$2, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
+	vpsrlq	$2, %zmm6, %zmm8
+	vpsllq	$2, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm6
 	vpsrlq	$4, %zmm1, %zmm8
 	vpsllq	$4, %zmm5, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
@@ -7649,119 +7644,123 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
+	vpsrlq	$4, %zmm4, %zmm8
+	vpsllq	$4, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm4
+	vpxorq	%zmm6, %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm1, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm9
+	vpxorq	%zmm8, %zmm0, %zmm10
+	vpxorq	%zmm8, %zmm2, %zmm11
+	vpxorq	%zmm3, %zmm5, %zmm12
+	vpxorq	%zmm2, %zmm0, %zmm13
 	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
+	vpxorq	%zmm14, %zmm4, %zmm15
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vpternlogd	$130, %zmm14, %zmm3, %zmm4
+	vmovdqa64	%zmm1, %zmm16
+	vpternlogd	$106, %zmm4, %zmm9, %zmm16
+	vmovdqa64	%zmm0, %zmm17
+	vpternlogd	$150, %zmm7, %zmm5, %zmm17
+	vpxorq	%zmm17, %zmm1, %zmm18
+	vpxorq	%zmm17, %zmm6, %zmm19
+	vpternlogd	$150, %zmm15, %zmm3, %zmm6
+	vpxorq	%zmm17, %zmm6, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm21
 	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
+	vpternlogd	$166, %zmm22, %zmm8, %zmm2
 	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
+	vmovdqa64	%zmm0, %zmm23
+	vpternlogd	$40, %zmm17, %zmm5, %zmm23
 	vmovdqa64	%zmm12, %zmm24
 	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
+	vpternlogd	$150, %zmm24, %zmm2, %zmm21
+	vmovdqa64	%zmm3, %zmm2
+	vpternlogd	$150, %zmm15, %zmm1, %zmm2
+	vpxorq	%zmm3, %zmm0, %zmm25
+	vpternlogd	$120, %zmm6, %zmm25, %zmm23
 	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
+	vpternlogd	$150, %zmm19, %zmm0, %zmm22
 	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
+	vpternlogd	$120, %zmm2, %zmm26, %zmm4
+	vpternlogd	$150, %zmm24, %zmm4, %zmm7
+	vmovdqa64	%zmm7, %zmm4
+	vpternlogd	$106, %zmm22, %zmm21, %zmm4
+	vpxorq	%zmm6, %zmm25, %zmm24
 	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
+	vmovdqa64	%zmm7, %zmm16
+	vpternlogd	$228, %zmm4, %zmm24, %zmm16
+	vmovdqa64	%zmm7, %zmm23
 	vpternlogd	$108, %zmm21, %zmm24, %zmm23
 	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
+	vpternlogd	$96, %zmm23, %zmm4, %zmm22
 	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
+	vpternlogd	$72, %zmm22, %zmm16, %zmm4
+	vpternlogd	$150, %zmm4, %zmm24, %zmm7
+	vpternlogd	$96, %zmm7, %zmm16, %zmm19
+	vpternlogd	$106, %zmm19, %zmm7, %zmm8
 	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
+	vpternlogd	$96, %zmm7, %zmm16, %zmm13
+	vpxorq	%zmm7, %zmm21, %zmm4
 	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
+	vpternlogd	$40, %zmm19, %zmm15, %zmm3
+	vpternlogd	$106, %zmm3, %zmm23, %zmm1
+	vpternlogd	$106, %zmm3, %zmm21, %zmm2
+	vpxorq	%zmm18, %zmm1, %zmm3
+	vpxorq	%zmm1, %zmm13, %zmm1
+	vpternlogd	$106, %zmm1, %zmm4, %zmm6
+	vpxorq	%zmm23, %zmm16, %zmm1
+	vpternlogd	$40, %zmm1, %zmm5, %zmm0
+	vpxorq	%zmm1, %zmm4, %zmm5
+	vpternlogd	$106, %zmm0, %zmm5, %zmm12
 	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
+	vpternlogd	$106, %zmm12, %zmm7, %zmm11
 	vpternlogd	$106, %zmm26, %zmm19, %zmm14
 	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
+	vpternlogd	$106, %zmm8, %zmm5, %zmm20
+	vpternlogd	$106, %zmm20, %zmm1, %zmm17
+	vpxorq	%zmm6, %zmm20, %zmm1
+	vpternlogd	$106, %zmm1, %zmm16, %zmm10
+	vpternlogd	$150, %zmm8, %zmm14, %zmm2
+	vpternlogd	$150, %zmm10, %zmm17, %zmm0
+	vpternlogd	$106, %zmm0, %zmm4, %zmm25
+	vpxorq	%zmm9, %zmm10, %zmm0
+	vpternlogd	$150, %zmm3, %zmm11, %zmm1
+	vpternlogd	$150, %zmm3, %zmm11, %zmm13
+	vpxorq	%zmm2, %zmm3, %zmm3
 	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
+	vpxorq	%zmm17, %zmm2, %zmm5
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm10
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
+	vpxorq	%zmm7, %zmm1, %zmm1
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm2, %zmm2
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm19
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
+	vpternlogd	$150, %zmm17, %zmm1, %zmm8
+	vpternlogd	$150, %zmm18, %zmm0, %zmm9
+	vpternlogd	$150, %zmm19, %zmm3, %zmm10
+	vpternlogd	$150, %zmm20, %zmm2, %zmm11
 	vpternlogd	$150, %zmm21, %zmm25, %zmm12
 	vpternlogd	$150, %zmm22, %zmm5, %zmm14
 	vpxorq	896(%rdi), %zmm6, %zmm6
@@ -7895,9 +7894,9 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	1728(%rdi), %zmm12, %zmm12
 	vpxorq	1792(%rdi), %zmm13, %zmm13
 	vpxorq	1856(%rdi), %zmm14, %zmm14
-	leaq	1920(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %r11
-	movq	$7, %r10
+	leaq	1920(%rdi), %r10
+	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %rbx
+	movq	$7, %r11
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round:
 	vmovdqa64	%zmm5, %zmm0
 	vmovdqa64	%zmm6, %zmm1
@@ -7990,14 +7989,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%r11), %zmm15, %zmm5
-	vpshufb	(%r11), %zmm0, %zmm6
-	vpshufb	(%r11), %zmm3, %zmm8
-	vpshufb	(%r11), %zmm2, %zmm9
-	vpshufb	(%r11), %zmm1, %zmm10
-	vpshufb	(%r11), %zmm25, %zmm12
-	vpshufb	(%r11), %zmm7, %zmm13
-	vpshufb	(%r11), %zmm4, %zmm14
+	vpshufb	(%rbx), %zmm15, %zmm5
+	vpshufb	(%rbx), %zmm0, %zmm6
+	vpshufb	(%rbx), %zmm3, %zmm8
+	vpshufb	(%rbx), %zmm2, %zmm9
+	vpshufb	(%rbx), %zmm1, %zmm10
+	vpshufb	(%rbx), %zmm25, %zmm12
+	vpshufb	(%rbx), %zmm7, %zmm13
+	vpshufb	(%rbx), %zmm4, %zmm14
 	vpxorq	%zmm5, %zmm15, %zmm15
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -8006,14 +8005,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm7, %zmm7
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%r11), %zmm15, %zmm11
-	vpshufb	64(%r11), %zmm0, %zmm16
-	vpshufb	64(%r11), %zmm3, %zmm17
-	vpshufb	64(%r11), %zmm2, %zmm18
-	vpshufb	64(%r11), %zmm1, %zmm19
-	vpshufb	64(%r11), %zmm25, %zmm20
-	vpshufb	64(%r11), %zmm7, %zmm21
-	vpshufb	64(%r11), %zmm4, %zmm22
+	vpshufb	64(%rbx), %zmm15, %zmm11
+	vpshufb	64(%rbx), %zmm0, %zmm16
+	vpshufb	64(%rbx), %zmm3, %zmm17
+	vpshufb	64(%rbx), %zmm2, %zmm18
+	vpshufb	64(%rbx), %zmm1, %zmm19
+	vpshufb	64(%rbx), %zmm25, %zmm20
+	vpshufb	64(%rbx), %zmm7, %zmm21
+	vpshufb	64(%rbx), %zmm4, %zmm22
 	vpternlogd	$150, %zmm11, %zmm4, %zmm5
 	vpternlogd	$150, %zmm16, %zmm15, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -8022,17 +8021,17 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpternlogd	$150, %zmm20, %zmm1, %zmm12
 	vpternlogd	$150, %zmm21, %zmm25, %zmm13
 	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r9), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r9), %zmm4, %zmm6
-	vpxorq	128(%r9), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r9), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r9), %zmm4, %zmm10
-	vpxorq	320(%r9), %zmm12, %zmm12
-	vpxorq	384(%r9), %zmm13, %zmm13
-	vpxorq	448(%r9), %zmm14, %zmm14
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
+	vpxorq	(%r10), %zmm5, %zmm5
+	vpternlogd	$150, 64(%r10), %zmm4, %zmm6
+	vpxorq	128(%r10), %zmm8, %zmm8
+	vpternlogd	$150, 192(%r10), %zmm4, %zmm9
+	vpternlogd	$150, 256(%r10), %zmm4, %zmm10
+	vpxorq	320(%r10), %zmm12, %zmm12
+	vpxorq	384(%r10), %zmm13, %zmm13
+	vpxorq	448(%r10), %zmm14, %zmm14
+	addq	$512, %r10
+	addq	$128, %rbx
+	decq	%r11
 	jne	.Laesgen_bitsliced512_face_none_xor_stream_bs_round
 	vpxorq	%zmm12, %zmm13, %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm1
@@ -8173,6 +8172,10 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+	testq	$31, %r9
+	jne	.Laesgen_bitsliced512_face_none_xor_stream_partial128
+	cmpq	$512, %rcx
+	jb	.Laesgen_bitsliced512_face_none_xor_stream_partial128
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -8195,73 +8198,125 @@ aesgen_bitsliced512_face_none_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top128
-.Laesgen_bitsliced512_face_none_xor_stream_unaligned8_128:
-	vmovq	%rax, %xmm0
+.Laesgen_bitsliced512_face_none_xor_stream_partial128:
+	vmovdqu64	%zmm11, 10112(%rdi)
+	vmovdqu64	%zmm0, 10176(%rdi)
+	vmovdqu64	%zmm1, 10240(%rdi)
+	vmovdqu64	%zmm2, 10304(%rdi)
+	vmovdqu64	%zmm6, 10368(%rdi)
+	vmovdqu64	%zmm25, 10432(%rdi)
+	vmovdqu64	%zmm4, 10496(%rdi)
+	vmovdqu64	%zmm3, 10560(%rdi)
+	jmp	.Laesgen_bitsliced512_face_none_xor_stream_consume128
+.Laesgen_bitsliced512_face_none_xor_stream_consume128:
+	movq	%r9, %rbx
+	andq	$31, %rbx
+	shlq	$4, %rbx
+	leaq	10112(%rdi,%rbx,1), %r9
+	movq	$512, %r10
+	subq	%rbx, %r10
+	cmpq	%r10, %rcx
+	jae	.Laesgen_bitsliced512_face_none_xor_stream_consume_n
+	movq	%rcx, %r10
+.Laesgen_bitsliced512_face_none_xor_stream_consume_n:
+	xorl	%r11d, %r11d
+.Laesgen_bitsliced512_face_none_xor_stream_consume_whole:
+	leaq	16(%r11), %rbx
+	cmpq	%r10, %rbx
+	ja	.Laesgen_bitsliced512_face_none_xor_stream_consume_part
+	vmovdqu64	(%r9,%r11,1), %xmm0
+	vpxorq	(%rdx,%r11,1), %xmm0, %xmm0
+	vmovdqu64	%xmm0, (%rsi,%r11,1)
+	movq	%rbx, %r11
+	jmp	.Laesgen_bitsliced512_face_none_xor_stream_consume_whole
+.Laesgen_bitsliced512_face_none_xor_stream_consume_part:
+	cmpq	%r10, %r11
+	je	.Laesgen_bitsliced512_face_none_xor_stream_consume_used
+	movq	%r11, %rbx
+.Laesgen_bitsliced512_face_none_xor_stream_consume_byte:
+	movzbl	(%r9,%rbx,1), %ebp
+	xorb	(%rdx,%rbx,1), %bpl
+	movb	%bpl, (%rsi,%rbx,1)
+	incq	%rbx
+	cmpq	%r10, %rbx
+	jb	.Laesgen_bitsliced512_face_none_xor_stream_consume_byte
+	vmovdqu64	(%r9,%r11,1), %xmm0
+	vmovdqa64	%xmm0, 272(%rdi)
+	addq	$16, %r11
+	movq	%r11, %rbx
+	subq	%r10, %rbx
+	movq	%rbx, 288(%rdi)
+.Laesgen_bitsliced512_face_none_xor_stream_consume_used:
+	shrq	$4, %r11
+	addq	%r11, %rax
+	adcq	$0, %r8
+	addq	%r10, %rdx
+	addq	%r10, %rsi
+	subq	%r10, %rcx
+	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top128
+.Laesgen_bitsliced512_face_none_xor_stream_end128:
+	movq	%rax, 256(%rdi)
+	movq	%r8, 264(%rdi)
+	jmp	.Laesgen_bitsliced512_face_none_xor_stream_return
+.Laesgen_bitsliced512_face_none_xor_stream_aes192:
+	movq	256(%rdi), %rax
+	movq	264(%rdi), %r8
+.Laesgen_bitsliced512_face_none_xor_stream_top192:
+	testq	%rcx, %rcx
+	je	.Laesgen_bitsliced512_face_none_xor_stream_end192
+.Laesgen_bitsliced512_face_none_xor_stream_window_ok192:
+	movzbl	%al, %r9d
+	movq	%r9, %r10
+	andq	$-32, %r10
+	movq	%rax, %r10
+	andq	$-32, %r10
+	vmovq	%r10, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
+	vbroadcasti32x4	(%rdi), %zmm1
+	vpxorq	%zmm1, %zmm0, %zmm0
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm0, %zmm1
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm0, %zmm2
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm0, %zmm3
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm0, %zmm4
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm0, %zmm5
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm0, %zmm6
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm0, %zmm7
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm0, %zmm0
+	vpsrlq	$1, %zmm1, %zmm8
+	vpsllq	$1, %zmm2, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm1
+	vpsrlq	$1, %zmm3, %zmm8
+	vpsllq	$1, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm3
+	vpsrlq	$1, %zmm5, %zmm8
+	vpsllq	$1, %zmm6, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm5
+	vpsrlq	$1, %zmm7, %zmm8
+	vpsllq	$1, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm7
 	vpsrlq	$2, %zmm1, %zmm8
 	vpsllq	$2, %zmm3, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
+	vpsrlq	$2, %zmm2, %zmm8
+	vpsllq	$2, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm2
 	vpsrlq	$2, %zmm5, %zmm8
 	vpsllq	$2, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
+	vpsrlq	$2, %zmm6, %zmm8
+	vpsllq	$2, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm6
 	vpsrlq	$4, %zmm1, %zmm8
 	vpsllq	$4, %zmm5, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
@@ -8274,119 +8329,123 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
+	vpsrlq	$4, %zmm4, %zmm8
+	vpsllq	$4, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm4
+	vpxorq	%zmm6, %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm1, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm9
+	vpxorq	%zmm8, %zmm0, %zmm10
+	vpxorq	%zmm8, %zmm2, %zmm11
+	vpxorq	%zmm3, %zmm5, %zmm12
+	vpxorq	%zmm2, %zmm0, %zmm13
 	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
+	vpxorq	%zmm14, %zmm4, %zmm15
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vpternlogd	$130, %zmm14, %zmm3, %zmm4
+	vmovdqa64	%zmm1, %zmm16
+	vpternlogd	$106, %zmm4, %zmm9, %zmm16
+	vmovdqa64	%zmm0, %zmm17
+	vpternlogd	$150, %zmm7, %zmm5, %zmm17
+	vpxorq	%zmm17, %zmm1, %zmm18
+	vpxorq	%zmm17, %zmm6, %zmm19
+	vpternlogd	$150, %zmm15, %zmm3, %zmm6
+	vpxorq	%zmm17, %zmm6, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm21
 	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
+	vpternlogd	$166, %zmm22, %zmm8, %zmm2
 	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
+	vmovdqa64	%zmm0, %zmm23
+	vpternlogd	$40, %zmm17, %zmm5, %zmm23
 	vmovdqa64	%zmm12, %zmm24
 	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
+	vpternlogd	$150, %zmm24, %zmm2, %zmm21
+	vmovdqa64	%zmm3, %zmm2
+	vpternlogd	$150, %zmm15, %zmm1, %zmm2
+	vpxorq	%zmm3, %zmm0, %zmm25
+	vpternlogd	$120, %zmm6, %zmm25, %zmm23
 	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
+	vpternlogd	$150, %zmm19, %zmm0, %zmm22
 	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
+	vpternlogd	$120, %zmm2, %zmm26, %zmm4
+	vpternlogd	$150, %zmm24, %zmm4, %zmm7
+	vmovdqa64	%zmm7, %zmm4
+	vpternlogd	$106, %zmm22, %zmm21, %zmm4
+	vpxorq	%zmm6, %zmm25, %zmm24
 	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
+	vmovdqa64	%zmm7, %zmm16
+	vpternlogd	$228, %zmm4, %zmm24, %zmm16
+	vmovdqa64	%zmm7, %zmm23
 	vpternlogd	$108, %zmm21, %zmm24, %zmm23
 	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
+	vpternlogd	$96, %zmm23, %zmm4, %zmm22
 	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
+	vpternlogd	$72, %zmm22, %zmm16, %zmm4
+	vpternlogd	$150, %zmm4, %zmm24, %zmm7
+	vpternlogd	$96, %zmm7, %zmm16, %zmm19
+	vpternlogd	$106, %zmm19, %zmm7, %zmm8
 	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
+	vpternlogd	$96, %zmm7, %zmm16, %zmm13
+	vpxorq	%zmm7, %zmm21, %zmm4
 	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
+	vpternlogd	$40, %zmm19, %zmm15, %zmm3
+	vpternlogd	$106, %zmm3, %zmm23, %zmm1
+	vpternlogd	$106, %zmm3, %zmm21, %zmm2
+	vpxorq	%zmm18, %zmm1, %zmm3
+	vpxorq	%zmm1, %zmm13, %zmm1
+	vpternlogd	$106, %zmm1, %zmm4, %zmm6
+	vpxorq	%zmm23, %zmm16, %zmm1
+	vpternlogd	$40, %zmm1, %zmm5, %zmm0
+	vpxorq	%zmm1, %zmm4, %zmm5
+	vpternlogd	$106, %zmm0, %zmm5, %zmm12
 	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
+	vpternlogd	$106, %zmm12, %zmm7, %zmm11
 	vpternlogd	$106, %zmm26, %zmm19, %zmm14
 	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
+	vpternlogd	$106, %zmm8, %zmm5, %zmm20
+	vpternlogd	$106, %zmm20, %zmm1, %zmm17
+	vpxorq	%zmm6, %zmm20, %zmm1
+	vpternlogd	$106, %zmm1, %zmm16, %zmm10
+	vpternlogd	$150, %zmm8, %zmm14, %zmm2
+	vpternlogd	$150, %zmm10, %zmm17, %zmm0
+	vpternlogd	$106, %zmm0, %zmm4, %zmm25
+	vpxorq	%zmm9, %zmm10, %zmm0
+	vpternlogd	$150, %zmm3, %zmm11, %zmm1
+	vpternlogd	$150, %zmm3, %zmm11, %zmm13
+	vpxorq	%zmm2, %zmm3, %zmm3
 	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
+	vpxorq	%zmm17, %zmm2, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
+	vpxorq	%zmm7, %zmm1, %zmm1
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm2, %zmm2
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
+	vpternlogd	$150, %zmm17, %zmm1, %zmm8
+	vpternlogd	$150, %zmm18, %zmm0, %zmm9
+	vpternlogd	$150, %zmm19, %zmm3, %zmm10
+	vpternlogd	$150, %zmm20, %zmm2, %zmm11
 	vpternlogd	$150, %zmm21, %zmm25, %zmm12
 	vpternlogd	$150, %zmm22, %zmm5, %zmm14
 	vpxorq	896(%rdi), %zmm6, %zmm6
@@ -8480,14 +8539,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm7, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm3
 	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
 	vpxorq	%zmm5, %zmm11, %zmm11
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm1, %zmm1
@@ -8496,14 +8555,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm4, %zmm4
 	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
 	vpternlogd	$150, %zmm15, %zmm3, %zmm5
 	vpternlogd	$150, %zmm16, %zmm11, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -8520,9 +8579,9 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	1728(%rdi), %zmm12, %zmm12
 	vpxorq	1792(%rdi), %zmm13, %zmm13
 	vpxorq	1856(%rdi), %zmm14, %zmm14
-	leaq	1920(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %r11
-	movq	$7, %r10
+	leaq	1920(%rdi), %r10
+	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+384(%rip), %rbx
+	movq	$9, %r11
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round_2:
 	vmovdqa64	%zmm5, %zmm0
 	vmovdqa64	%zmm6, %zmm1
@@ -8615,14 +8674,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%r11), %zmm15, %zmm5
-	vpshufb	(%r11), %zmm0, %zmm6
-	vpshufb	(%r11), %zmm3, %zmm8
-	vpshufb	(%r11), %zmm2, %zmm9
-	vpshufb	(%r11), %zmm1, %zmm10
-	vpshufb	(%r11), %zmm25, %zmm12
-	vpshufb	(%r11), %zmm7, %zmm13
-	vpshufb	(%r11), %zmm4, %zmm14
+	vpshufb	(%rbx), %zmm15, %zmm5
+	vpshufb	(%rbx), %zmm0, %zmm6
+	vpshufb	(%rbx), %zmm3, %zmm8
+	vpshufb	(%rbx), %zmm2, %zmm9
+	vpshufb	(%rbx), %zmm1, %zmm10
+	vpshufb	(%rbx), %zmm25, %zmm12
+	vpshufb	(%rbx), %zmm7, %zmm13
+	vpshufb	(%rbx), %zmm4, %zmm14
 	vpxorq	%zmm5, %zmm15, %zmm15
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -8631,14 +8690,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm7, %zmm7
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%r11), %zmm15, %zmm11
-	vpshufb	64(%r11), %zmm0, %zmm16
-	vpshufb	64(%r11), %zmm3, %zmm17
-	vpshufb	64(%r11), %zmm2, %zmm18
-	vpshufb	64(%r11), %zmm1, %zmm19
-	vpshufb	64(%r11), %zmm25, %zmm20
-	vpshufb	64(%r11), %zmm7, %zmm21
-	vpshufb	64(%r11), %zmm4, %zmm22
+	vpshufb	64(%rbx), %zmm15, %zmm11
+	vpshufb	64(%rbx), %zmm0, %zmm16
+	vpshufb	64(%rbx), %zmm3, %zmm17
+	vpshufb	64(%rbx), %zmm2, %zmm18
+	vpshufb	64(%rbx), %zmm1, %zmm19
+	vpshufb	64(%rbx), %zmm25, %zmm20
+	vpshufb	64(%rbx), %zmm7, %zmm21
+	vpshufb	64(%rbx), %zmm4, %zmm22
 	vpternlogd	$150, %zmm11, %zmm4, %zmm5
 	vpternlogd	$150, %zmm16, %zmm15, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -8647,17 +8706,17 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpternlogd	$150, %zmm20, %zmm1, %zmm12
 	vpternlogd	$150, %zmm21, %zmm25, %zmm13
 	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r9), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r9), %zmm4, %zmm6
-	vpxorq	128(%r9), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r9), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r9), %zmm4, %zmm10
-	vpxorq	320(%r9), %zmm12, %zmm12
-	vpxorq	384(%r9), %zmm13, %zmm13
-	vpxorq	448(%r9), %zmm14, %zmm14
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
+	vpxorq	(%r10), %zmm5, %zmm5
+	vpternlogd	$150, 64(%r10), %zmm4, %zmm6
+	vpxorq	128(%r10), %zmm8, %zmm8
+	vpternlogd	$150, 192(%r10), %zmm4, %zmm9
+	vpternlogd	$150, 256(%r10), %zmm4, %zmm10
+	vpxorq	320(%r10), %zmm12, %zmm12
+	vpxorq	384(%r10), %zmm13, %zmm13
+	vpxorq	448(%r10), %zmm14, %zmm14
+	addq	$512, %r10
+	addq	$128, %rbx
+	decq	%r11
 	jne	.Laesgen_bitsliced512_face_none_xor_stream_bs_round_2
 	vpxorq	%zmm12, %zmm13, %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm1
@@ -8742,14 +8801,14 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm6, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm12, %zmm3
 	vpxorq	%zmm17, %zmm6, %zmm4
-	vpxorq	5504(%rdi), %zmm11, %zmm11
-	vpxorq	5568(%rdi), %zmm0, %zmm0
-	vpxorq	5632(%rdi), %zmm1, %zmm1
-	vpxorq	5696(%rdi), %zmm2, %zmm2
-	vpxorq	5760(%rdi), %zmm6, %zmm6
-	vpxorq	5824(%rdi), %zmm25, %zmm25
-	vpxorq	5888(%rdi), %zmm4, %zmm4
-	vpxorq	5952(%rdi), %zmm3, %zmm3
+	vpxorq	6528(%rdi), %zmm11, %zmm11
+	vpxorq	6592(%rdi), %zmm0, %zmm0
+	vpxorq	6656(%rdi), %zmm1, %zmm1
+	vpxorq	6720(%rdi), %zmm2, %zmm2
+	vpxorq	6784(%rdi), %zmm6, %zmm6
+	vpxorq	6848(%rdi), %zmm25, %zmm25
+	vpxorq	6912(%rdi), %zmm4, %zmm4
+	vpxorq	6976(%rdi), %zmm3, %zmm3
 	vpsrlq	$1, %zmm11, %zmm5
 	vpsllq	$1, %zmm0, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
@@ -8798,6 +8857,10 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+	testq	$31, %r9
+	jne	.Laesgen_bitsliced512_face_none_xor_stream_partial192
+	cmpq	$512, %rcx
+	jb	.Laesgen_bitsliced512_face_none_xor_stream_partial192
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -8819,31 +8882,94 @@ aesgen_bitsliced512_face_none_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top128
-.Laesgen_bitsliced512_face_none_xor_stream_single128:
-	vmovq	%rax, %xmm0
+	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top192
+.Laesgen_bitsliced512_face_none_xor_stream_partial192:
+	vmovdqu64	%zmm11, 10112(%rdi)
+	vmovdqu64	%zmm0, 10176(%rdi)
+	vmovdqu64	%zmm1, 10240(%rdi)
+	vmovdqu64	%zmm2, 10304(%rdi)
+	vmovdqu64	%zmm6, 10368(%rdi)
+	vmovdqu64	%zmm25, 10432(%rdi)
+	vmovdqu64	%zmm4, 10496(%rdi)
+	vmovdqu64	%zmm3, 10560(%rdi)
+	jmp	.Laesgen_bitsliced512_face_none_xor_stream_consume192
+.Laesgen_bitsliced512_face_none_xor_stream_consume192:
+	movq	%r9, %rbx
+	andq	$31, %rbx
+	shlq	$4, %rbx
+	leaq	10112(%rdi,%rbx,1), %r9
+	movq	$512, %r10
+	subq	%rbx, %r10
+	cmpq	%r10, %rcx
+	jae	.Laesgen_bitsliced512_face_none_xor_stream_consume_n_2
+	movq	%rcx, %r10
+.Laesgen_bitsliced512_face_none_xor_stream_consume_n_2:
+	xorl	%r11d, %r11d
+.Laesgen_bitsliced512_face_none_xor_stream_consume_whole_2:
+	leaq	16(%r11), %rbx
+	cmpq	%r10, %rbx
+	ja	.Laesgen_bitsliced512_face_none_xor_stream_consume_part_2
+	vmovdqu64	(%r9,%r11,1), %xmm0
+	vpxorq	(%rdx,%r11,1), %xmm0, %xmm0
+	vmovdqu64	%xmm0, (%rsi,%r11,1)
+	movq	%rbx, %r11
+	jmp	.Laesgen_bitsliced512_face_none_xor_stream_consume_whole_2
+.Laesgen_bitsliced512_face_none_xor_stream_consume_part_2:
+	cmpq	%r10, %r11
+	je	.Laesgen_bitsliced512_face_none_xor_stream_consume_used_2
+	movq	%r11, %rbx
+.Laesgen_bitsliced512_face_none_xor_stream_consume_byte_2:
+	movzbl	(%r9,%rbx,1), %ebp
+	xorb	(%rdx,%rbx,1), %bpl
+	movb	%bpl, (%rsi,%rbx,1)
+	incq	%rbx
+	cmpq	%r10, %rbx
+	jb	.Laesgen_bitsliced512_face_none_xor_stream_consume_byte_2
+	vmovdqu64	(%r9,%r11,1), %xmm0
+	vmovdqa64	%xmm0, 272(%rdi)
+	addq	$16, %r11
+	movq	%r11, %rbx
+	subq	%r10, %rbx
+	movq	%rbx, 288(%rdi)
+.Laesgen_bitsliced512_face_none_xor_stream_consume_used_2:
+	shrq	$4, %r11
+	addq	%r11, %rax
+	adcq	$0, %r8
+	addq	%r10, %rdx
+	addq	%r10, %rsi
+	subq	%r10, %rcx
+	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top192
+.Laesgen_bitsliced512_face_none_xor_stream_end192:
+	movq	%rax, 256(%rdi)
+	movq	%r8, 264(%rdi)
+	jmp	.Laesgen_bitsliced512_face_none_xor_stream_return
+.Laesgen_bitsliced512_face_none_xor_stream_aes256:
+	movq	256(%rdi), %rax
+	movq	264(%rdi), %r8
+.Laesgen_bitsliced512_face_none_xor_stream_top256:
+	testq	%rcx, %rcx
+	je	.Laesgen_bitsliced512_face_none_xor_stream_end256
+.Laesgen_bitsliced512_face_none_xor_stream_window_ok256:
+	movzbl	%al, %r9d
+	movq	%r9, %r10
+	andq	$-32, %r10
+	movq	%rax, %r10
+	andq	$-32, %r10
+	vmovq	%r10, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
+	vbroadcasti32x4	(%rdi), %zmm1
+	vpxorq	%zmm1, %zmm0, %zmm0
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm0, %zmm1
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm0, %zmm2
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm0, %zmm3
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm0, %zmm4
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm0, %zmm5
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm0, %zmm6
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm0, %zmm7
+	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm0, %zmm0
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
@@ -8851,42 +8977,39 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpsrlq	$1, %zmm1, %zmm8
+	vpsllq	$1, %zmm2, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm1
+	vpsrlq	$1, %zmm3, %zmm8
+	vpsllq	$1, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm3
+	vpsrlq	$1, %zmm5, %zmm8
+	vpsllq	$1, %zmm6, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm5
+	vpsrlq	$1, %zmm7, %zmm8
+	vpsllq	$1, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm7
 	vpsrlq	$2, %zmm1, %zmm8
 	vpsllq	$2, %zmm3, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
+	vpsrlq	$2, %zmm2, %zmm8
+	vpsllq	$2, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm2
 	vpsrlq	$2, %zmm5, %zmm8
 	vpsllq	$2, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
+	vpsrlq	$2, %zmm6, %zmm8
+	vpsllq	$2, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm6
 	vpsrlq	$4, %zmm1, %zmm8
 	vpsllq	$4, %zmm5, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
@@ -8899,119 +9022,123 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
+	vpsrlq	$4, %zmm4, %zmm8
+	vpsllq	$4, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm4
+	vpxorq	%zmm6, %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm1, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm9
+	vpxorq	%zmm8, %zmm0, %zmm10
+	vpxorq	%zmm8, %zmm2, %zmm11
+	vpxorq	%zmm3, %zmm5, %zmm12
+	vpxorq	%zmm2, %zmm0, %zmm13
 	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
+	vpxorq	%zmm14, %zmm4, %zmm15
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vpternlogd	$130, %zmm14, %zmm3, %zmm4
+	vmovdqa64	%zmm1, %zmm16
+	vpternlogd	$106, %zmm4, %zmm9, %zmm16
+	vmovdqa64	%zmm0, %zmm17
+	vpternlogd	$150, %zmm7, %zmm5, %zmm17
+	vpxorq	%zmm17, %zmm1, %zmm18
+	vpxorq	%zmm17, %zmm6, %zmm19
+	vpternlogd	$150, %zmm15, %zmm3, %zmm6
+	vpxorq	%zmm17, %zmm6, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm21
 	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
+	vpternlogd	$166, %zmm22, %zmm8, %zmm2
 	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
+	vmovdqa64	%zmm0, %zmm23
+	vpternlogd	$40, %zmm17, %zmm5, %zmm23
 	vmovdqa64	%zmm12, %zmm24
 	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
+	vpternlogd	$150, %zmm24, %zmm2, %zmm21
+	vmovdqa64	%zmm3, %zmm2
+	vpternlogd	$150, %zmm15, %zmm1, %zmm2
+	vpxorq	%zmm3, %zmm0, %zmm25
+	vpternlogd	$120, %zmm6, %zmm25, %zmm23
 	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
+	vpternlogd	$150, %zmm19, %zmm0, %zmm22
 	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
+	vpternlogd	$120, %zmm2, %zmm26, %zmm4
+	vpternlogd	$150, %zmm24, %zmm4, %zmm7
+	vmovdqa64	%zmm7, %zmm4
+	vpternlogd	$106, %zmm22, %zmm21, %zmm4
+	vpxorq	%zmm6, %zmm25, %zmm24
 	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
+	vmovdqa64	%zmm7, %zmm16
+	vpternlogd	$228, %zmm4, %zmm24, %zmm16
+	vmovdqa64	%zmm7, %zmm23
 	vpternlogd	$108, %zmm21, %zmm24, %zmm23
 	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
+	vpternlogd	$96, %zmm23, %zmm4, %zmm22
 	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
+	vpternlogd	$72, %zmm22, %zmm16, %zmm4
+	vpternlogd	$150, %zmm4, %zmm24, %zmm7
+	vpternlogd	$96, %zmm7, %zmm16, %zmm19
+	vpternlogd	$106, %zmm19, %zmm7, %zmm8
 	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
+	vpternlogd	$96, %zmm7, %zmm16, %zmm13
+	vpxorq	%zmm7, %zmm21, %zmm4
 	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
+	vpternlogd	$40, %zmm19, %zmm15, %zmm3
+	vpternlogd	$106, %zmm3, %zmm23, %zmm1
+	vpternlogd	$106, %zmm3, %zmm21, %zmm2
+	vpxorq	%zmm18, %zmm1, %zmm3
+	vpxorq	%zmm1, %zmm13, %zmm1
+	vpternlogd	$106, %zmm1, %zmm4, %zmm6
+	vpxorq	%zmm23, %zmm16, %zmm1
+	vpternlogd	$40, %zmm1, %zmm5, %zmm0
+	vpxorq	%zmm1, %zmm4, %zmm5
+	vpternlogd	$106, %zmm0, %zmm5, %zmm12
 	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
+	vpternlogd	$106, %zmm12, %zmm7, %zmm11
 	vpternlogd	$106, %zmm26, %zmm19, %zmm14
 	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
+	vpternlogd	$106, %zmm8, %zmm5, %zmm20
+	vpternlogd	$106, %zmm20, %zmm1, %zmm17
+	vpxorq	%zmm6, %zmm20, %zmm1
+	vpternlogd	$106, %zmm1, %zmm16, %zmm10
+	vpternlogd	$150, %zmm8, %zmm14, %zmm2
+	vpternlogd	$150, %zmm10, %zmm17, %zmm0
+	vpternlogd	$106, %zmm0, %zmm4, %zmm25
+	vpxorq	%zmm9, %zmm10, %zmm0
+	vpternlogd	$150, %zmm3, %zmm11, %zmm1
+	vpternlogd	$150, %zmm3, %zmm11, %zmm13
+	vpxorq	%zmm2, %zmm3, %zmm3
 	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
+	vpxorq	%zmm17, %zmm2, %zmm5
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm10
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
+	vpxorq	%zmm7, %zmm1, %zmm1
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm2, %zmm2
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm19
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
 	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
+	vpternlogd	$150, %zmm17, %zmm1, %zmm8
+	vpternlogd	$150, %zmm18, %zmm0, %zmm9
+	vpternlogd	$150, %zmm19, %zmm3, %zmm10
+	vpternlogd	$150, %zmm20, %zmm2, %zmm11
 	vpternlogd	$150, %zmm21, %zmm25, %zmm12
 	vpternlogd	$150, %zmm22, %zmm5, %zmm14
 	vpxorq	896(%rdi), %zmm6, %zmm6
@@ -9147,7 +9274,7 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	1856(%rdi), %zmm14, %zmm14
 	leaq	1920(%rdi), %r10
 	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %rbx
-	movq	$7, %r11
+	movq	$11, %r11
 .Laesgen_bitsliced512_face_none_xor_stream_bs_round_3:
 	vmovdqa64	%zmm5, %zmm0
 	vmovdqa64	%zmm6, %zmm1
@@ -9367,2558 +9494,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%zmm6, %zmm8, %zmm2
 	vpxorq	%zmm17, %zmm12, %zmm3
 	vpxorq	%zmm17, %zmm6, %zmm4
-	vpxorq	5504(%rdi), %zmm11, %zmm11
-	vpxorq	5568(%rdi), %zmm0, %zmm0
-	vpxorq	5632(%rdi), %zmm1, %zmm1
-	vpxorq	5696(%rdi), %zmm2, %zmm2
-	vpxorq	5760(%rdi), %zmm6, %zmm6
-	vpxorq	5824(%rdi), %zmm25, %zmm25
-	vpxorq	5888(%rdi), %zmm4, %zmm4
-	vpxorq	5952(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vmovdqu64	%zmm11, 10112(%rdi)
-	vmovdqu64	%zmm0, 10176(%rdi)
-	vmovdqu64	%zmm1, 10240(%rdi)
-	vmovdqu64	%zmm2, 10304(%rdi)
-	vmovdqu64	%zmm6, 10368(%rdi)
-	vmovdqu64	%zmm25, 10432(%rdi)
-	vmovdqu64	%zmm4, 10496(%rdi)
-	vmovdqu64	%zmm3, 10560(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced512_face_none_xor_stream_tail_n
-	movq	%rcx, %r10
-.Laesgen_bitsliced512_face_none_xor_stream_tail_n:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced512_face_none_xor_stream_tail_whole:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced512_face_none_xor_stream_tail_part
-	vmovdqu64	10112(%rdi,%r9,1), %xmm0
-	vpxorq	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu64	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced512_face_none_xor_stream_tail_whole
-.Laesgen_bitsliced512_face_none_xor_stream_tail_part:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced512_face_none_xor_stream_tail_used
-	movq	%r9, %r11
-.Laesgen_bitsliced512_face_none_xor_stream_tail_byte:
-	movzbl	10112(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced512_face_none_xor_stream_tail_byte
-	vmovdqu64	10112(%rdi,%r9,1), %xmm0
-	vmovdqa64	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced512_face_none_xor_stream_tail_used:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top128
-.Laesgen_bitsliced512_face_none_xor_stream_end128:
-	movq	%rax, 256(%rdi)
-	movq	%r8, 264(%rdi)
-	jmp	.Laesgen_bitsliced512_face_none_xor_stream_return
-.Laesgen_bitsliced512_face_none_xor_stream_aes192:
-	movq	256(%rdi), %rax
-	movq	264(%rdi), %r8
-.Laesgen_bitsliced512_face_none_xor_stream_top192:
-	testq	%rcx, %rcx
-	je	.Laesgen_bitsliced512_face_none_xor_stream_end192
-.Laesgen_bitsliced512_face_none_xor_stream_window_ok192:
-	movzbl	%al, %r9d
-	cmpq	$512, %rcx
-	jb	.Laesgen_bitsliced512_face_none_xor_stream_single192
-	cmpq	$224, %r9
-	ja	.Laesgen_bitsliced512_face_none_xor_stream_single192
-	testq	$31, %r9
-	jne	.Laesgen_bitsliced512_face_none_xor_stream_unaligned8_192
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
-	vbroadcasti32x4	(%rdi), %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm7
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	896(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 960(%rdi), %zmm4, %zmm7
-	vpxorq	1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1088(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 1152(%rdi), %zmm4, %zmm10
-	vpxorq	1216(%rdi), %zmm11, %zmm11
-	vpxorq	1280(%rdi), %zmm12, %zmm12
-	vpxorq	1344(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	1408(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 1472(%rdi), %zmm3, %zmm6
-	vpxorq	1536(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1600(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 1664(%rdi), %zmm3, %zmm10
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1792(%rdi), %zmm13, %zmm13
-	vpxorq	1856(%rdi), %zmm14, %zmm14
-	leaq	1920(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+384(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced512_face_none_xor_stream_bs_round_4:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%r11), %zmm15, %zmm5
-	vpshufb	(%r11), %zmm0, %zmm6
-	vpshufb	(%r11), %zmm3, %zmm8
-	vpshufb	(%r11), %zmm2, %zmm9
-	vpshufb	(%r11), %zmm1, %zmm10
-	vpshufb	(%r11), %zmm25, %zmm12
-	vpshufb	(%r11), %zmm7, %zmm13
-	vpshufb	(%r11), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%r11), %zmm15, %zmm11
-	vpshufb	64(%r11), %zmm0, %zmm16
-	vpshufb	64(%r11), %zmm3, %zmm17
-	vpshufb	64(%r11), %zmm2, %zmm18
-	vpshufb	64(%r11), %zmm1, %zmm19
-	vpshufb	64(%r11), %zmm25, %zmm20
-	vpshufb	64(%r11), %zmm7, %zmm21
-	vpshufb	64(%r11), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r9), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r9), %zmm4, %zmm6
-	vpxorq	128(%r9), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r9), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r9), %zmm4, %zmm10
-	vpxorq	320(%r9), %zmm12, %zmm12
-	vpxorq	384(%r9), %zmm13, %zmm13
-	vpxorq	448(%r9), %zmm14, %zmm14
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced512_face_none_xor_stream_bs_round_4
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
-	vpxorq	6528(%rdi), %zmm11, %zmm11
-	vpxorq	6592(%rdi), %zmm0, %zmm0
-	vpxorq	6656(%rdi), %zmm1, %zmm1
-	vpxorq	6720(%rdi), %zmm2, %zmm2
-	vpxorq	6784(%rdi), %zmm6, %zmm6
-	vpxorq	6848(%rdi), %zmm25, %zmm25
-	vpxorq	6912(%rdi), %zmm4, %zmm4
-	vpxorq	6976(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpxorq	(%rdx), %zmm11, %zmm11
-	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm0, %zmm0
-	vmovdqu64	%zmm0, 64(%rsi)
-	vpxorq	128(%rdx), %zmm1, %zmm1
-	vmovdqu64	%zmm1, 128(%rsi)
-	vpxorq	192(%rdx), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 192(%rsi)
-	vpxorq	256(%rdx), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 384(%rsi)
-	vpxorq	448(%rdx), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 448(%rsi)
-	addq	$32, %rax
-	adcq	$0, %r8
-	addq	$512, %rdx
-	addq	$512, %rsi
-	subq	$512, %rcx
-	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top192
-.Laesgen_bitsliced512_face_none_xor_stream_unaligned8_192:
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	896(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 960(%rdi), %zmm4, %zmm7
-	vpxorq	1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1088(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 1152(%rdi), %zmm4, %zmm10
-	vpxorq	1216(%rdi), %zmm11, %zmm11
-	vpxorq	1280(%rdi), %zmm12, %zmm12
-	vpxorq	1344(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	1408(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 1472(%rdi), %zmm3, %zmm6
-	vpxorq	1536(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1600(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 1664(%rdi), %zmm3, %zmm10
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1792(%rdi), %zmm13, %zmm13
-	vpxorq	1856(%rdi), %zmm14, %zmm14
-	leaq	1920(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+384(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced512_face_none_xor_stream_bs_round_5:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%r11), %zmm15, %zmm5
-	vpshufb	(%r11), %zmm0, %zmm6
-	vpshufb	(%r11), %zmm3, %zmm8
-	vpshufb	(%r11), %zmm2, %zmm9
-	vpshufb	(%r11), %zmm1, %zmm10
-	vpshufb	(%r11), %zmm25, %zmm12
-	vpshufb	(%r11), %zmm7, %zmm13
-	vpshufb	(%r11), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%r11), %zmm15, %zmm11
-	vpshufb	64(%r11), %zmm0, %zmm16
-	vpshufb	64(%r11), %zmm3, %zmm17
-	vpshufb	64(%r11), %zmm2, %zmm18
-	vpshufb	64(%r11), %zmm1, %zmm19
-	vpshufb	64(%r11), %zmm25, %zmm20
-	vpshufb	64(%r11), %zmm7, %zmm21
-	vpshufb	64(%r11), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r9), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r9), %zmm4, %zmm6
-	vpxorq	128(%r9), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r9), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r9), %zmm4, %zmm10
-	vpxorq	320(%r9), %zmm12, %zmm12
-	vpxorq	384(%r9), %zmm13, %zmm13
-	vpxorq	448(%r9), %zmm14, %zmm14
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced512_face_none_xor_stream_bs_round_5
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
-	vpxorq	6528(%rdi), %zmm11, %zmm11
-	vpxorq	6592(%rdi), %zmm0, %zmm0
-	vpxorq	6656(%rdi), %zmm1, %zmm1
-	vpxorq	6720(%rdi), %zmm2, %zmm2
-	vpxorq	6784(%rdi), %zmm6, %zmm6
-	vpxorq	6848(%rdi), %zmm25, %zmm25
-	vpxorq	6912(%rdi), %zmm4, %zmm4
-	vpxorq	6976(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpxorq	(%rdx), %zmm11, %zmm11
-	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm0, %zmm0
-	vmovdqu64	%zmm0, 64(%rsi)
-	vpxorq	128(%rdx), %zmm1, %zmm1
-	vmovdqu64	%zmm1, 128(%rsi)
-	vpxorq	192(%rdx), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 192(%rsi)
-	vpxorq	256(%rdx), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 384(%rsi)
-	vpxorq	448(%rdx), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 448(%rsi)
-	addq	$32, %rax
-	adcq	$0, %r8
-	addq	$512, %rdx
-	addq	$512, %rsi
-	subq	$512, %rcx
-	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top192
-.Laesgen_bitsliced512_face_none_xor_stream_single192:
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	896(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 960(%rdi), %zmm4, %zmm7
-	vpxorq	1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1088(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 1152(%rdi), %zmm4, %zmm10
-	vpxorq	1216(%rdi), %zmm11, %zmm11
-	vpxorq	1280(%rdi), %zmm12, %zmm12
-	vpxorq	1344(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	1408(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 1472(%rdi), %zmm3, %zmm6
-	vpxorq	1536(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1600(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 1664(%rdi), %zmm3, %zmm10
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1792(%rdi), %zmm13, %zmm13
-	vpxorq	1856(%rdi), %zmm14, %zmm14
-	leaq	1920(%rdi), %r10
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+384(%rip), %rbx
-	movq	$9, %r11
-.Laesgen_bitsliced512_face_none_xor_stream_bs_round_6:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%rbx), %zmm15, %zmm5
-	vpshufb	(%rbx), %zmm0, %zmm6
-	vpshufb	(%rbx), %zmm3, %zmm8
-	vpshufb	(%rbx), %zmm2, %zmm9
-	vpshufb	(%rbx), %zmm1, %zmm10
-	vpshufb	(%rbx), %zmm25, %zmm12
-	vpshufb	(%rbx), %zmm7, %zmm13
-	vpshufb	(%rbx), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%rbx), %zmm15, %zmm11
-	vpshufb	64(%rbx), %zmm0, %zmm16
-	vpshufb	64(%rbx), %zmm3, %zmm17
-	vpshufb	64(%rbx), %zmm2, %zmm18
-	vpshufb	64(%rbx), %zmm1, %zmm19
-	vpshufb	64(%rbx), %zmm25, %zmm20
-	vpshufb	64(%rbx), %zmm7, %zmm21
-	vpshufb	64(%rbx), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r10), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r10), %zmm4, %zmm6
-	vpxorq	128(%r10), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r10), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r10), %zmm4, %zmm10
-	vpxorq	320(%r10), %zmm12, %zmm12
-	vpxorq	384(%r10), %zmm13, %zmm13
-	vpxorq	448(%r10), %zmm14, %zmm14
-	addq	$512, %r10
-	addq	$128, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced512_face_none_xor_stream_bs_round_6
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
-	vpxorq	6528(%rdi), %zmm11, %zmm11
-	vpxorq	6592(%rdi), %zmm0, %zmm0
-	vpxorq	6656(%rdi), %zmm1, %zmm1
-	vpxorq	6720(%rdi), %zmm2, %zmm2
-	vpxorq	6784(%rdi), %zmm6, %zmm6
-	vpxorq	6848(%rdi), %zmm25, %zmm25
-	vpxorq	6912(%rdi), %zmm4, %zmm4
-	vpxorq	6976(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vmovdqu64	%zmm11, 10112(%rdi)
-	vmovdqu64	%zmm0, 10176(%rdi)
-	vmovdqu64	%zmm1, 10240(%rdi)
-	vmovdqu64	%zmm2, 10304(%rdi)
-	vmovdqu64	%zmm6, 10368(%rdi)
-	vmovdqu64	%zmm25, 10432(%rdi)
-	vmovdqu64	%zmm4, 10496(%rdi)
-	vmovdqu64	%zmm3, 10560(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced512_face_none_xor_stream_tail_n_2
-	movq	%rcx, %r10
-.Laesgen_bitsliced512_face_none_xor_stream_tail_n_2:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced512_face_none_xor_stream_tail_whole_2:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced512_face_none_xor_stream_tail_part_2
-	vmovdqu64	10112(%rdi,%r9,1), %xmm0
-	vpxorq	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu64	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced512_face_none_xor_stream_tail_whole_2
-.Laesgen_bitsliced512_face_none_xor_stream_tail_part_2:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced512_face_none_xor_stream_tail_used_2
-	movq	%r9, %r11
-.Laesgen_bitsliced512_face_none_xor_stream_tail_byte_2:
-	movzbl	10112(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced512_face_none_xor_stream_tail_byte_2
-	vmovdqu64	10112(%rdi,%r9,1), %xmm0
-	vmovdqa64	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced512_face_none_xor_stream_tail_used_2:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top192
-.Laesgen_bitsliced512_face_none_xor_stream_end192:
-	movq	%rax, 256(%rdi)
-	movq	%r8, 264(%rdi)
-	jmp	.Laesgen_bitsliced512_face_none_xor_stream_return
-.Laesgen_bitsliced512_face_none_xor_stream_aes256:
-	movq	256(%rdi), %rax
-	movq	264(%rdi), %r8
-.Laesgen_bitsliced512_face_none_xor_stream_top256:
-	testq	%rcx, %rcx
-	je	.Laesgen_bitsliced512_face_none_xor_stream_end256
-.Laesgen_bitsliced512_face_none_xor_stream_window_ok256:
-	movzbl	%al, %r9d
-	cmpq	$512, %rcx
-	jb	.Laesgen_bitsliced512_face_none_xor_stream_single256
-	cmpq	$224, %r9
-	ja	.Laesgen_bitsliced512_face_none_xor_stream_single256
-	testq	$31, %r9
-	jne	.Laesgen_bitsliced512_face_none_xor_stream_unaligned8_256
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
-	vbroadcasti32x4	(%rdi), %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm7
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpxorq	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	896(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 960(%rdi), %zmm4, %zmm7
-	vpxorq	1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1088(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 1152(%rdi), %zmm4, %zmm10
-	vpxorq	1216(%rdi), %zmm11, %zmm11
-	vpxorq	1280(%rdi), %zmm12, %zmm12
-	vpxorq	1344(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	1408(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 1472(%rdi), %zmm3, %zmm6
-	vpxorq	1536(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1600(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 1664(%rdi), %zmm3, %zmm10
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1792(%rdi), %zmm13, %zmm13
-	vpxorq	1856(%rdi), %zmm14, %zmm14
-	leaq	1920(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced512_face_none_xor_stream_bs_round_7:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%r11), %zmm15, %zmm5
-	vpshufb	(%r11), %zmm0, %zmm6
-	vpshufb	(%r11), %zmm3, %zmm8
-	vpshufb	(%r11), %zmm2, %zmm9
-	vpshufb	(%r11), %zmm1, %zmm10
-	vpshufb	(%r11), %zmm25, %zmm12
-	vpshufb	(%r11), %zmm7, %zmm13
-	vpshufb	(%r11), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%r11), %zmm15, %zmm11
-	vpshufb	64(%r11), %zmm0, %zmm16
-	vpshufb	64(%r11), %zmm3, %zmm17
-	vpshufb	64(%r11), %zmm2, %zmm18
-	vpshufb	64(%r11), %zmm1, %zmm19
-	vpshufb	64(%r11), %zmm25, %zmm20
-	vpshufb	64(%r11), %zmm7, %zmm21
-	vpshufb	64(%r11), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r9), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r9), %zmm4, %zmm6
-	vpxorq	128(%r9), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r9), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r9), %zmm4, %zmm10
-	vpxorq	320(%r9), %zmm12, %zmm12
-	vpxorq	384(%r9), %zmm13, %zmm13
-	vpxorq	448(%r9), %zmm14, %zmm14
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced512_face_none_xor_stream_bs_round_7
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
 	vpxorq	7552(%rdi), %zmm11, %zmm11
 	vpxorq	7616(%rdi), %zmm0, %zmm0
 	vpxorq	7680(%rdi), %zmm1, %zmm1
@@ -11975,6 +9550,10 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+	testq	$31, %r9
+	jne	.Laesgen_bitsliced512_face_none_xor_stream_partial256
+	cmpq	$512, %rcx
+	jb	.Laesgen_bitsliced512_face_none_xor_stream_partial256
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -11997,1234 +9576,7 @@ aesgen_bitsliced512_face_none_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top256
-.Laesgen_bitsliced512_face_none_xor_stream_unaligned8_256:
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	896(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 960(%rdi), %zmm4, %zmm7
-	vpxorq	1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1088(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 1152(%rdi), %zmm4, %zmm10
-	vpxorq	1216(%rdi), %zmm11, %zmm11
-	vpxorq	1280(%rdi), %zmm12, %zmm12
-	vpxorq	1344(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	1408(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 1472(%rdi), %zmm3, %zmm6
-	vpxorq	1536(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1600(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 1664(%rdi), %zmm3, %zmm10
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1792(%rdi), %zmm13, %zmm13
-	vpxorq	1856(%rdi), %zmm14, %zmm14
-	leaq	1920(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced512_face_none_xor_stream_bs_round_8:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%r11), %zmm15, %zmm5
-	vpshufb	(%r11), %zmm0, %zmm6
-	vpshufb	(%r11), %zmm3, %zmm8
-	vpshufb	(%r11), %zmm2, %zmm9
-	vpshufb	(%r11), %zmm1, %zmm10
-	vpshufb	(%r11), %zmm25, %zmm12
-	vpshufb	(%r11), %zmm7, %zmm13
-	vpshufb	(%r11), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%r11), %zmm15, %zmm11
-	vpshufb	64(%r11), %zmm0, %zmm16
-	vpshufb	64(%r11), %zmm3, %zmm17
-	vpshufb	64(%r11), %zmm2, %zmm18
-	vpshufb	64(%r11), %zmm1, %zmm19
-	vpshufb	64(%r11), %zmm25, %zmm20
-	vpshufb	64(%r11), %zmm7, %zmm21
-	vpshufb	64(%r11), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r9), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r9), %zmm4, %zmm6
-	vpxorq	128(%r9), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r9), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r9), %zmm4, %zmm10
-	vpxorq	320(%r9), %zmm12, %zmm12
-	vpxorq	384(%r9), %zmm13, %zmm13
-	vpxorq	448(%r9), %zmm14, %zmm14
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced512_face_none_xor_stream_bs_round_8
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
-	vpxorq	7552(%rdi), %zmm11, %zmm11
-	vpxorq	7616(%rdi), %zmm0, %zmm0
-	vpxorq	7680(%rdi), %zmm1, %zmm1
-	vpxorq	7744(%rdi), %zmm2, %zmm2
-	vpxorq	7808(%rdi), %zmm6, %zmm6
-	vpxorq	7872(%rdi), %zmm25, %zmm25
-	vpxorq	7936(%rdi), %zmm4, %zmm4
-	vpxorq	8000(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpxorq	(%rdx), %zmm11, %zmm11
-	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm0, %zmm0
-	vmovdqu64	%zmm0, 64(%rsi)
-	vpxorq	128(%rdx), %zmm1, %zmm1
-	vmovdqu64	%zmm1, 128(%rsi)
-	vpxorq	192(%rdx), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 192(%rsi)
-	vpxorq	256(%rdx), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 384(%rsi)
-	vpxorq	448(%rdx), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 448(%rsi)
-	addq	$32, %rax
-	adcq	$0, %r8
-	addq	$512, %rdx
-	addq	$512, %rsi
-	subq	$512, %rcx
-	jmp	.Laesgen_bitsliced512_face_none_xor_stream_top256
-.Laesgen_bitsliced512_face_none_xor_stream_single256:
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_none_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	896(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 960(%rdi), %zmm4, %zmm7
-	vpxorq	1024(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1088(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 1152(%rdi), %zmm4, %zmm10
-	vpxorq	1216(%rdi), %zmm11, %zmm11
-	vpxorq	1280(%rdi), %zmm12, %zmm12
-	vpxorq	1344(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_none_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	1408(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 1472(%rdi), %zmm3, %zmm6
-	vpxorq	1536(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 1600(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 1664(%rdi), %zmm3, %zmm10
-	vpxorq	1728(%rdi), %zmm12, %zmm12
-	vpxorq	1792(%rdi), %zmm13, %zmm13
-	vpxorq	1856(%rdi), %zmm14, %zmm14
-	leaq	1920(%rdi), %r10
-	leaq	.Laesgen_bitsliced512_face_none_xor_stream_bs_rotations512+128(%rip), %rbx
-	movq	$11, %r11
-.Laesgen_bitsliced512_face_none_xor_stream_bs_round_9:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%rbx), %zmm15, %zmm5
-	vpshufb	(%rbx), %zmm0, %zmm6
-	vpshufb	(%rbx), %zmm3, %zmm8
-	vpshufb	(%rbx), %zmm2, %zmm9
-	vpshufb	(%rbx), %zmm1, %zmm10
-	vpshufb	(%rbx), %zmm25, %zmm12
-	vpshufb	(%rbx), %zmm7, %zmm13
-	vpshufb	(%rbx), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%rbx), %zmm15, %zmm11
-	vpshufb	64(%rbx), %zmm0, %zmm16
-	vpshufb	64(%rbx), %zmm3, %zmm17
-	vpshufb	64(%rbx), %zmm2, %zmm18
-	vpshufb	64(%rbx), %zmm1, %zmm19
-	vpshufb	64(%rbx), %zmm25, %zmm20
-	vpshufb	64(%rbx), %zmm7, %zmm21
-	vpshufb	64(%rbx), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r10), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r10), %zmm4, %zmm6
-	vpxorq	128(%r10), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r10), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r10), %zmm4, %zmm10
-	vpxorq	320(%r10), %zmm12, %zmm12
-	vpxorq	384(%r10), %zmm13, %zmm13
-	vpxorq	448(%r10), %zmm14, %zmm14
-	addq	$512, %r10
-	addq	$128, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced512_face_none_xor_stream_bs_round_9
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
-	vpxorq	7552(%rdi), %zmm11, %zmm11
-	vpxorq	7616(%rdi), %zmm0, %zmm0
-	vpxorq	7680(%rdi), %zmm1, %zmm1
-	vpxorq	7744(%rdi), %zmm2, %zmm2
-	vpxorq	7808(%rdi), %zmm6, %zmm6
-	vpxorq	7872(%rdi), %zmm25, %zmm25
-	vpxorq	7936(%rdi), %zmm4, %zmm4
-	vpxorq	8000(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_none_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+.Laesgen_bitsliced512_face_none_xor_stream_partial256:
 	vmovdqu64	%zmm11, 10112(%rdi)
 	vmovdqu64	%zmm0, 10176(%rdi)
 	vmovdqu64	%zmm1, 10240(%rdi)
@@ -13233,43 +9585,48 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vmovdqu64	%zmm25, 10432(%rdi)
 	vmovdqu64	%zmm4, 10496(%rdi)
 	vmovdqu64	%zmm3, 10560(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	jmp	.Laesgen_bitsliced512_face_none_xor_stream_consume256
+.Laesgen_bitsliced512_face_none_xor_stream_consume256:
+	movq	%r9, %rbx
+	andq	$31, %rbx
+	shlq	$4, %rbx
+	leaq	10112(%rdi,%rbx,1), %r9
+	movq	$512, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced512_face_none_xor_stream_tail_n_3
+	jae	.Laesgen_bitsliced512_face_none_xor_stream_consume_n_3
 	movq	%rcx, %r10
-.Laesgen_bitsliced512_face_none_xor_stream_tail_n_3:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced512_face_none_xor_stream_tail_whole_3:
-	leaq	16(%r9), %r11
+.Laesgen_bitsliced512_face_none_xor_stream_consume_n_3:
+	xorl	%r11d, %r11d
+.Laesgen_bitsliced512_face_none_xor_stream_consume_whole_3:
+	leaq	16(%r11), %rbx
+	cmpq	%r10, %rbx
+	ja	.Laesgen_bitsliced512_face_none_xor_stream_consume_part_3
+	vmovdqu64	(%r9,%r11,1), %xmm0
+	vpxorq	(%rdx,%r11,1), %xmm0, %xmm0
+	vmovdqu64	%xmm0, (%rsi,%r11,1)
+	movq	%rbx, %r11
+	jmp	.Laesgen_bitsliced512_face_none_xor_stream_consume_whole_3
+.Laesgen_bitsliced512_face_none_xor_stream_consume_part_3:
 	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced512_face_none_xor_stream_tail_part_3
-	vmovdqu64	10112(%rdi,%r9,1), %xmm0
-	vpxorq	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu64	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced512_face_none_xor_stream_tail_whole_3
-.Laesgen_bitsliced512_face_none_xor_stream_tail_part_3:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced512_face_none_xor_stream_tail_used_3
-	movq	%r9, %r11
-.Laesgen_bitsliced512_face_none_xor_stream_tail_byte_3:
-	movzbl	10112(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced512_face_none_xor_stream_tail_byte_3
-	vmovdqu64	10112(%rdi,%r9,1), %xmm0
+	je	.Laesgen_bitsliced512_face_none_xor_stream_consume_used_3
+	movq	%r11, %rbx
+.Laesgen_bitsliced512_face_none_xor_stream_consume_byte_3:
+	movzbl	(%r9,%rbx,1), %ebp
+	xorb	(%rdx,%rbx,1), %bpl
+	movb	%bpl, (%rsi,%rbx,1)
+	incq	%rbx
+	cmpq	%r10, %rbx
+	jb	.Laesgen_bitsliced512_face_none_xor_stream_consume_byte_3
+	vmovdqu64	(%r9,%r11,1), %xmm0
 	vmovdqa64	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced512_face_none_xor_stream_tail_used_3:
-	shrq	$4, %r9
-	addq	%r9, %rax
+	addq	$16, %r11
+	movq	%r11, %rbx
+	subq	%r10, %rbx
+	movq	%rbx, 288(%rdi)
+.Laesgen_bitsliced512_face_none_xor_stream_consume_used_3:
+	shrq	$4, %r11
+	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
 	addq	%r10, %rsi
@@ -13292,6 +9649,7 @@ aesgen_bitsliced512_face_none_xor_stream:
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_bitsliced512_face_none_xor_stream, .-aesgen_bitsliced512_face_none_xor_stream
@@ -13551,7 +9909,7 @@ aesgen_bitsliced512_face_none_xor_stream:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 
 
-# wipe(ctx): zero all 11136 bytes of the context.
+# wipe(ctx): zero all 11200 bytes of the context.
 # Requires: AVX, AVX512F, AVX512VL
 	.text
 	.globl	aesgen_bitsliced512_face_none_wipe
@@ -13560,7 +9918,7 @@ aesgen_bitsliced512_face_none_xor_stream:
 aesgen_bitsliced512_face_none_wipe:
 	endbr64
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	$174, %rax
+	movq	$175, %rax
 .Laesgen_bitsliced512_face_none_wipe_zero:
 	vmovdqu64	%zmm0, (%rdi)
 	addq	$64, %rdi

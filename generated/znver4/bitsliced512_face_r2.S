@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AVX, AVX512F, AVX512BW, AVX512VL
- *   Context: 15232 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
+ *   Context: 15296 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_bitsliced512_face_r2_init   requires AVX, AVX512F, AVX512BW, AVX512VL
@@ -37,7 +37,7 @@ aesgen_bitsliced512_face_r2_init:
 .Laesgen_bitsliced512_face_r2_init_accepted:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$238, %r8
+	movq	$239, %r8
 .Laesgen_bitsliced512_face_r2_init_zero:
 	vmovdqu64	%zmm0, (%rax)
 	addq	$64, %rax
@@ -7534,8 +7534,6 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	pushq	%r12
-	pushq	%r13
 	testq	%rcx, %rcx
 	je	.Laesgen_bitsliced512_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -7581,74 +7579,31 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced512_face_r2_xor_stream_refresh128
 .Laesgen_bitsliced512_face_r2_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	cmpq	$512, %rcx
-	jb	.Laesgen_bitsliced512_face_r2_xor_stream_single128
-	cmpq	$224, %r9
-	ja	.Laesgen_bitsliced512_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fill8_128
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm7
-	vpxorq	(%r9), %zmm7, %zmm0
-	vpxorq	64(%r9), %zmm7, %zmm1
-	vpxorq	128(%r9), %zmm7, %zmm2
-	vpxorq	192(%r9), %zmm7, %zmm3
-	vpxorq	256(%r9), %zmm7, %zmm4
-	vpxorq	320(%r9), %zmm7, %zmm5
-	vpxorq	384(%r9), %zmm7, %zmm6
-	vpxorq	448(%r9), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	leaq	6016(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+128(%rip), %r11
-	movq	$7, %r10
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fill128
+	movq	%r9, %r10
+	andq	$-32, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqu64	(%r10), %zmm0
+	vpxorq	14720(%rdi), %zmm0, %zmm0
+	vmovdqu64	64(%r10), %zmm1
+	vpxorq	14784(%rdi), %zmm1, %zmm1
+	vmovdqu64	128(%r10), %zmm2
+	vpxorq	14848(%rdi), %zmm2, %zmm2
+	vmovdqu64	192(%r10), %zmm3
+	vpxorq	14912(%rdi), %zmm3, %zmm3
+	vmovdqu64	256(%r10), %zmm4
+	vpxorq	14976(%rdi), %zmm4, %zmm4
+	vmovdqu64	320(%r10), %zmm5
+	vpxorq	15040(%rdi), %zmm5, %zmm5
+	vmovdqu64	384(%r10), %zmm6
+	vpxorq	15104(%rdi), %zmm6, %zmm6
+	vmovdqu64	448(%r10), %zmm7
+	vpxorq	15168(%rdi), %zmm7, %zmm7
+	leaq	6016(%rdi), %r10
+	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+128(%rip), %rbx
+	movq	$7, %r11
 .Laesgen_bitsliced512_face_r2_xor_stream_bs_round:
 	vmovdqa64	%zmm0, %zmm0
 	vmovdqa64	%zmm1, %zmm1
@@ -7741,14 +7696,14 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpxorq	%zmm25, %zmm2, %zmm9
 	vpxorq	%zmm17, %zmm14, %zmm10
 	vpxorq	%zmm17, %zmm25, %zmm11
-	vpshufb	(%r11), %zmm13, %zmm0
-	vpshufb	(%r11), %zmm12, %zmm1
-	vpshufb	(%r11), %zmm8, %zmm2
-	vpshufb	(%r11), %zmm9, %zmm3
-	vpshufb	(%r11), %zmm25, %zmm4
-	vpshufb	(%r11), %zmm26, %zmm5
-	vpshufb	(%r11), %zmm11, %zmm6
-	vpshufb	(%r11), %zmm10, %zmm7
+	vpshufb	(%rbx), %zmm13, %zmm0
+	vpshufb	(%rbx), %zmm12, %zmm1
+	vpshufb	(%rbx), %zmm8, %zmm2
+	vpshufb	(%rbx), %zmm9, %zmm3
+	vpshufb	(%rbx), %zmm25, %zmm4
+	vpshufb	(%rbx), %zmm26, %zmm5
+	vpshufb	(%rbx), %zmm11, %zmm6
+	vpshufb	(%rbx), %zmm10, %zmm7
 	vpxorq	%zmm0, %zmm13, %zmm13
 	vpxorq	%zmm1, %zmm12, %zmm12
 	vpxorq	%zmm2, %zmm8, %zmm8
@@ -7757,14 +7712,14 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpxorq	%zmm5, %zmm26, %zmm26
 	vpxorq	%zmm6, %zmm11, %zmm11
 	vpxorq	%zmm7, %zmm10, %zmm10
-	vpshufb	64(%r11), %zmm13, %zmm14
-	vpshufb	64(%r11), %zmm12, %zmm15
-	vpshufb	64(%r11), %zmm8, %zmm16
-	vpshufb	64(%r11), %zmm9, %zmm17
-	vpshufb	64(%r11), %zmm25, %zmm18
-	vpshufb	64(%r11), %zmm26, %zmm19
-	vpshufb	64(%r11), %zmm11, %zmm20
-	vpshufb	64(%r11), %zmm10, %zmm21
+	vpshufb	64(%rbx), %zmm13, %zmm14
+	vpshufb	64(%rbx), %zmm12, %zmm15
+	vpshufb	64(%rbx), %zmm8, %zmm16
+	vpshufb	64(%rbx), %zmm9, %zmm17
+	vpshufb	64(%rbx), %zmm25, %zmm18
+	vpshufb	64(%rbx), %zmm26, %zmm19
+	vpshufb	64(%rbx), %zmm11, %zmm20
+	vpshufb	64(%rbx), %zmm10, %zmm21
 	vpternlogd	$150, %zmm14, %zmm10, %zmm0
 	vpternlogd	$150, %zmm15, %zmm13, %zmm1
 	vpternlogd	$150, %zmm16, %zmm12, %zmm2
@@ -7773,17 +7728,17 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpternlogd	$150, %zmm19, %zmm25, %zmm5
 	vpternlogd	$150, %zmm20, %zmm26, %zmm6
 	vpternlogd	$150, %zmm21, %zmm11, %zmm7
-	vpxorq	(%r9), %zmm0, %zmm0
-	vpternlogd	$150, 64(%r9), %zmm10, %zmm1
-	vpxorq	128(%r9), %zmm2, %zmm2
-	vpternlogd	$150, 192(%r9), %zmm10, %zmm3
-	vpternlogd	$150, 256(%r9), %zmm10, %zmm4
-	vpxorq	320(%r9), %zmm5, %zmm5
-	vpxorq	384(%r9), %zmm6, %zmm6
-	vpxorq	448(%r9), %zmm7, %zmm7
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
+	vpxorq	(%r10), %zmm0, %zmm0
+	vpternlogd	$150, 64(%r10), %zmm10, %zmm1
+	vpxorq	128(%r10), %zmm2, %zmm2
+	vpternlogd	$150, 192(%r10), %zmm10, %zmm3
+	vpternlogd	$150, 256(%r10), %zmm10, %zmm4
+	vpxorq	320(%r10), %zmm5, %zmm5
+	vpxorq	384(%r10), %zmm6, %zmm6
+	vpxorq	448(%r10), %zmm7, %zmm7
+	addq	$512, %r10
+	addq	$128, %rbx
+	decq	%r11
 	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round
 	vpxorq	%zmm5, %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm0, %zmm8
@@ -7924,6 +7879,10 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpsllq	$4, %zmm4, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm4
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+	testq	$31, %r9
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_partial128
+	cmpq	$512, %rcx
+	jb	.Laesgen_bitsliced512_face_r2_xor_stream_partial128
 	vpxorq	(%rdx), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -7946,32 +7905,36 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top128
-.Laesgen_bitsliced512_face_r2_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovq	%rax, %xmm0
+.Laesgen_bitsliced512_face_r2_xor_stream_partial128:
+	vmovdqu64	%zmm13, 14208(%rdi)
+	vmovdqu64	%zmm0, 14272(%rdi)
+	vmovdqu64	%zmm3, 14336(%rdi)
+	vmovdqu64	%zmm2, 14400(%rdi)
+	vmovdqu64	%zmm1, 14464(%rdi)
+	vmovdqu64	%zmm25, 14528(%rdi)
+	vmovdqu64	%zmm5, 14592(%rdi)
+	vmovdqu64	%zmm4, 14656(%rdi)
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume128
+.Laesgen_bitsliced512_face_r2_xor_stream_fill128:
+	movq	%r9, %r10
+	andq	$-32, %r10
+	movq	%rax, %r11
+	andq	$-32, %r11
+	vmovq	%r11, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
+	vbroadcasti32x4	(%rdi), %zmm1
+	vpxorq	%zmm1, %zmm0, %zmm0
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm0, %zmm1
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm0, %zmm2
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm0, %zmm3
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm0, %zmm4
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm0, %zmm5
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm0, %zmm6
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm0, %zmm7
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm0, %zmm0
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
@@ -7979,42 +7942,39 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpsrlq	$1, %zmm1, %zmm8
+	vpsllq	$1, %zmm2, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm1
+	vpsrlq	$1, %zmm3, %zmm8
+	vpsllq	$1, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm3
+	vpsrlq	$1, %zmm5, %zmm8
+	vpsllq	$1, %zmm6, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm5
+	vpsrlq	$1, %zmm7, %zmm8
+	vpsllq	$1, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm7
 	vpsrlq	$2, %zmm1, %zmm8
 	vpsllq	$2, %zmm3, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
+	vpsrlq	$2, %zmm2, %zmm8
+	vpsllq	$2, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm2
 	vpsrlq	$2, %zmm5, %zmm8
 	vpsllq	$2, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
+	vpsrlq	$2, %zmm6, %zmm8
+	vpsllq	$2, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm6
 	vpsrlq	$4, %zmm1, %zmm8
 	vpsllq	$4, %zmm5, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
@@ -8027,119 +7987,123 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpsllq	$4, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
+	vpsrlq	$4, %zmm4, %zmm8
+	vpsllq	$4, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm4
+	vpxorq	%zmm6, %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm1, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm9
+	vpxorq	%zmm8, %zmm0, %zmm10
+	vpxorq	%zmm8, %zmm2, %zmm11
+	vpxorq	%zmm3, %zmm5, %zmm12
+	vpxorq	%zmm2, %zmm0, %zmm13
 	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
+	vpxorq	%zmm14, %zmm4, %zmm15
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vpternlogd	$130, %zmm14, %zmm3, %zmm4
+	vmovdqa64	%zmm1, %zmm16
+	vpternlogd	$106, %zmm4, %zmm9, %zmm16
+	vmovdqa64	%zmm0, %zmm17
+	vpternlogd	$150, %zmm7, %zmm5, %zmm17
+	vpxorq	%zmm17, %zmm1, %zmm18
+	vpxorq	%zmm17, %zmm6, %zmm19
+	vpternlogd	$150, %zmm15, %zmm3, %zmm6
+	vpxorq	%zmm17, %zmm6, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm21
 	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
+	vpternlogd	$166, %zmm22, %zmm8, %zmm2
 	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
+	vmovdqa64	%zmm0, %zmm23
+	vpternlogd	$40, %zmm17, %zmm5, %zmm23
 	vmovdqa64	%zmm12, %zmm24
 	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
+	vpternlogd	$150, %zmm24, %zmm2, %zmm21
+	vmovdqa64	%zmm3, %zmm2
+	vpternlogd	$150, %zmm15, %zmm1, %zmm2
+	vpxorq	%zmm3, %zmm0, %zmm25
+	vpternlogd	$120, %zmm6, %zmm25, %zmm23
 	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
+	vpternlogd	$150, %zmm19, %zmm0, %zmm22
 	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
+	vpternlogd	$120, %zmm2, %zmm26, %zmm4
+	vpternlogd	$150, %zmm24, %zmm4, %zmm7
+	vmovdqa64	%zmm7, %zmm4
+	vpternlogd	$106, %zmm22, %zmm21, %zmm4
+	vpxorq	%zmm6, %zmm25, %zmm24
 	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
+	vmovdqa64	%zmm7, %zmm16
+	vpternlogd	$228, %zmm4, %zmm24, %zmm16
+	vmovdqa64	%zmm7, %zmm23
 	vpternlogd	$108, %zmm21, %zmm24, %zmm23
 	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
+	vpternlogd	$96, %zmm23, %zmm4, %zmm22
 	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
+	vpternlogd	$72, %zmm22, %zmm16, %zmm4
+	vpternlogd	$150, %zmm4, %zmm24, %zmm7
+	vpternlogd	$96, %zmm7, %zmm16, %zmm19
+	vpternlogd	$106, %zmm19, %zmm7, %zmm8
 	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
+	vpternlogd	$96, %zmm7, %zmm16, %zmm13
+	vpxorq	%zmm7, %zmm21, %zmm4
 	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
+	vpternlogd	$40, %zmm19, %zmm15, %zmm3
+	vpternlogd	$106, %zmm3, %zmm23, %zmm1
+	vpternlogd	$106, %zmm3, %zmm21, %zmm2
+	vpxorq	%zmm18, %zmm1, %zmm3
+	vpxorq	%zmm1, %zmm13, %zmm1
+	vpternlogd	$106, %zmm1, %zmm4, %zmm6
+	vpxorq	%zmm23, %zmm16, %zmm1
+	vpternlogd	$40, %zmm1, %zmm5, %zmm0
+	vpxorq	%zmm1, %zmm4, %zmm5
+	vpternlogd	$106, %zmm0, %zmm5, %zmm12
 	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
+	vpternlogd	$106, %zmm12, %zmm7, %zmm11
 	vpternlogd	$106, %zmm26, %zmm19, %zmm14
 	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
+	vpternlogd	$106, %zmm8, %zmm5, %zmm20
+	vpternlogd	$106, %zmm20, %zmm1, %zmm17
+	vpxorq	%zmm6, %zmm20, %zmm1
+	vpternlogd	$106, %zmm1, %zmm16, %zmm10
+	vpternlogd	$150, %zmm8, %zmm14, %zmm2
+	vpternlogd	$150, %zmm10, %zmm17, %zmm0
+	vpternlogd	$106, %zmm0, %zmm4, %zmm25
+	vpxorq	%zmm9, %zmm10, %zmm0
+	vpternlogd	$150, %zmm3, %zmm11, %zmm1
+	vpternlogd	$150, %zmm3, %zmm11, %zmm13
+	vpxorq	%zmm2, %zmm3, %zmm3
 	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
+	vpxorq	%zmm17, %zmm2, %zmm5
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm10
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
+	vpxorq	%zmm7, %zmm1, %zmm1
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm2, %zmm2
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm19
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
+	vpternlogd	$150, %zmm17, %zmm1, %zmm8
+	vpternlogd	$150, %zmm18, %zmm0, %zmm9
+	vpternlogd	$150, %zmm19, %zmm3, %zmm10
+	vpternlogd	$150, %zmm20, %zmm2, %zmm11
 	vpternlogd	$150, %zmm21, %zmm25, %zmm12
 	vpternlogd	$150, %zmm22, %zmm5, %zmm14
 	vpxorq	4992(%rdi), %zmm6, %zmm6
@@ -8273,122 +8237,35 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpxorq	5824(%rdi), %zmm12, %zmm12
 	vpxorq	5888(%rdi), %zmm13, %zmm13
 	vpxorq	5952(%rdi), %zmm14, %zmm14
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vbroadcasti32x4	368(%rdi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vmovdqu64	%zmm1, (%r9)
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vmovdqu64	%zmm1, 64(%r9)
-	vpxorq	%zmm0, %zmm8, %zmm1
-	vmovdqu64	%zmm1, 128(%r9)
-	vpxorq	%zmm0, %zmm9, %zmm1
-	vmovdqu64	%zmm1, 192(%r9)
-	vpxorq	%zmm0, %zmm10, %zmm1
-	vmovdqu64	%zmm1, 256(%r9)
-	vpxorq	%zmm0, %zmm12, %zmm1
-	vmovdqu64	%zmm1, 320(%r9)
-	vpxorq	%zmm0, %zmm13, %zmm1
-	vmovdqu64	%zmm1, 384(%r9)
-	vpxorq	%zmm0, %zmm14, %zmm1
-	vmovdqu64	%zmm1, 448(%r9)
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	leaq	6016(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+128(%rip), %r11
-	movq	$7, %r10
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
+	vpxorq	14720(%rdi), %zmm5, %zmm0
+	vmovdqu64	%zmm0, (%r11)
+	vpxorq	14784(%rdi), %zmm6, %zmm0
+	vmovdqu64	%zmm0, 64(%r11)
+	vpxorq	14848(%rdi), %zmm8, %zmm0
+	vmovdqu64	%zmm0, 128(%r11)
+	vpxorq	14912(%rdi), %zmm9, %zmm0
+	vmovdqu64	%zmm0, 192(%r11)
+	vpxorq	14976(%rdi), %zmm10, %zmm0
+	vmovdqu64	%zmm0, 256(%r11)
+	vpxorq	15040(%rdi), %zmm12, %zmm0
+	vmovdqu64	%zmm0, 320(%r11)
+	vpxorq	15104(%rdi), %zmm13, %zmm0
+	vmovdqu64	%zmm0, 384(%r11)
+	vpxorq	15168(%rdi), %zmm14, %zmm0
+	vmovdqu64	%zmm0, 448(%r11)
+	shrq	$5, %r10
+	movzbl	15232(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_group_counted
+	movb	$1, 15232(%rdi,%r10,1)
+	addq	$32, 336(%rdi)
+.Laesgen_bitsliced512_face_r2_xor_stream_group_counted:
+	leaq	6016(%rdi), %r10
+	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+128(%rip), %rbx
+	movq	$7, %r11
 .Laesgen_bitsliced512_face_r2_xor_stream_bs_round_2:
 	vmovdqa64	%zmm5, %zmm0
 	vmovdqa64	%zmm6, %zmm1
@@ -8481,14 +8358,14 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm17, %zmm13, %zmm4
 	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%r11), %zmm15, %zmm5
-	vpshufb	(%r11), %zmm0, %zmm6
-	vpshufb	(%r11), %zmm3, %zmm8
-	vpshufb	(%r11), %zmm2, %zmm9
-	vpshufb	(%r11), %zmm1, %zmm10
-	vpshufb	(%r11), %zmm25, %zmm12
-	vpshufb	(%r11), %zmm7, %zmm13
-	vpshufb	(%r11), %zmm4, %zmm14
+	vpshufb	(%rbx), %zmm15, %zmm5
+	vpshufb	(%rbx), %zmm0, %zmm6
+	vpshufb	(%rbx), %zmm3, %zmm8
+	vpshufb	(%rbx), %zmm2, %zmm9
+	vpshufb	(%rbx), %zmm1, %zmm10
+	vpshufb	(%rbx), %zmm25, %zmm12
+	vpshufb	(%rbx), %zmm7, %zmm13
+	vpshufb	(%rbx), %zmm4, %zmm14
 	vpxorq	%zmm5, %zmm15, %zmm15
 	vpxorq	%zmm6, %zmm0, %zmm0
 	vpxorq	%zmm8, %zmm3, %zmm3
@@ -8497,14 +8374,14 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpxorq	%zmm12, %zmm25, %zmm25
 	vpxorq	%zmm13, %zmm7, %zmm7
 	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%r11), %zmm15, %zmm11
-	vpshufb	64(%r11), %zmm0, %zmm16
-	vpshufb	64(%r11), %zmm3, %zmm17
-	vpshufb	64(%r11), %zmm2, %zmm18
-	vpshufb	64(%r11), %zmm1, %zmm19
-	vpshufb	64(%r11), %zmm25, %zmm20
-	vpshufb	64(%r11), %zmm7, %zmm21
-	vpshufb	64(%r11), %zmm4, %zmm22
+	vpshufb	64(%rbx), %zmm15, %zmm11
+	vpshufb	64(%rbx), %zmm0, %zmm16
+	vpshufb	64(%rbx), %zmm3, %zmm17
+	vpshufb	64(%rbx), %zmm2, %zmm18
+	vpshufb	64(%rbx), %zmm1, %zmm19
+	vpshufb	64(%rbx), %zmm25, %zmm20
+	vpshufb	64(%rbx), %zmm7, %zmm21
+	vpshufb	64(%rbx), %zmm4, %zmm22
 	vpternlogd	$150, %zmm11, %zmm4, %zmm5
 	vpternlogd	$150, %zmm16, %zmm15, %zmm6
 	vpternlogd	$150, %zmm17, %zmm0, %zmm8
@@ -8513,17 +8390,17 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpternlogd	$150, %zmm20, %zmm1, %zmm12
 	vpternlogd	$150, %zmm21, %zmm25, %zmm13
 	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r9), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r9), %zmm4, %zmm6
-	vpxorq	128(%r9), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r9), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r9), %zmm4, %zmm10
-	vpxorq	320(%r9), %zmm12, %zmm12
-	vpxorq	384(%r9), %zmm13, %zmm13
-	vpxorq	448(%r9), %zmm14, %zmm14
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
+	vpxorq	(%r10), %zmm5, %zmm5
+	vpternlogd	$150, 64(%r10), %zmm4, %zmm6
+	vpxorq	128(%r10), %zmm8, %zmm8
+	vpternlogd	$150, 192(%r10), %zmm4, %zmm9
+	vpternlogd	$150, 256(%r10), %zmm4, %zmm10
+	vpxorq	320(%r10), %zmm12, %zmm12
+	vpxorq	384(%r10), %zmm13, %zmm13
+	vpxorq	448(%r10), %zmm14, %zmm14
+	addq	$512, %r10
+	addq	$128, %rbx
+	decq	%r11
 	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_2
 	vpxorq	%zmm12, %zmm13, %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm1
@@ -8664,13 +8541,10 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced512_face_r2_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_bitsliced512_face_r2_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	testq	$31, %r9
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_partial128_2
+	cmpq	$512, %rcx
+	jb	.Laesgen_bitsliced512_face_r2_xor_stream_partial128_2
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm0, %zmm0
@@ -8693,1116 +8567,7 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top128
-.Laesgen_bitsliced512_face_r2_xor_stream_single128:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill128
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm7
-	vpxorq	(%r10), %zmm7, %zmm0
-	vpxorq	64(%r10), %zmm7, %zmm1
-	vpxorq	128(%r10), %zmm7, %zmm2
-	vpxorq	192(%r10), %zmm7, %zmm3
-	vpxorq	256(%r10), %zmm7, %zmm4
-	vpxorq	320(%r10), %zmm7, %zmm5
-	vpxorq	384(%r10), %zmm7, %zmm6
-	vpxorq	448(%r10), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	leaq	6016(%rdi), %r10
-	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+128(%rip), %rbx
-	movq	$7, %r11
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_3:
-	vmovdqa64	%zmm0, %zmm0
-	vmovdqa64	%zmm1, %zmm1
-	vmovdqa64	%zmm2, %zmm2
-	vmovdqa64	%zmm3, %zmm3
-	vmovdqa64	%zmm4, %zmm4
-	vmovdqa64	%zmm5, %zmm5
-	vmovdqa64	%zmm6, %zmm6
-	vmovdqa64	%zmm7, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm25
-	vpternlogd	$150, %zmm15, %zmm0, %zmm25
-	vpxorq	%zmm2, %zmm7, %zmm26
-	vpternlogd	$120, %zmm5, %zmm26, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm1
-	vpternlogd	$150, %zmm19, %zmm7, %zmm1
-	vpxorq	%zmm11, %zmm26, %zmm22
-	vpternlogd	$120, %zmm25, %zmm22, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm1, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm26, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm1, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm1
-	vpternlogd	$150, %zmm1, %zmm23, %zmm21
-	vpternlogd	$72, %zmm1, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm1
-	vpxorq	%zmm21, %zmm23, %zmm3
-	vpternlogd	$40, %zmm3, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm25
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm1, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm1, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm22
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm22, %zmm3, %zmm14
-	vpternlogd	$106, %zmm22, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm12
-	vpternlogd	$106, %zmm12, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm25
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm1, %zmm26
-	vpxorq	%zmm9, %zmm10, %zmm8
-	vpternlogd	$150, %zmm2, %zmm11, %zmm12
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm25, %zmm2, %zmm9
-	vpxorq	%zmm17, %zmm14, %zmm10
-	vpxorq	%zmm17, %zmm25, %zmm11
-	vpshufb	(%rbx), %zmm13, %zmm0
-	vpshufb	(%rbx), %zmm12, %zmm1
-	vpshufb	(%rbx), %zmm8, %zmm2
-	vpshufb	(%rbx), %zmm9, %zmm3
-	vpshufb	(%rbx), %zmm25, %zmm4
-	vpshufb	(%rbx), %zmm26, %zmm5
-	vpshufb	(%rbx), %zmm11, %zmm6
-	vpshufb	(%rbx), %zmm10, %zmm7
-	vpxorq	%zmm0, %zmm13, %zmm13
-	vpxorq	%zmm1, %zmm12, %zmm12
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm3, %zmm9, %zmm9
-	vpxorq	%zmm4, %zmm25, %zmm25
-	vpxorq	%zmm5, %zmm26, %zmm26
-	vpxorq	%zmm6, %zmm11, %zmm11
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpshufb	64(%rbx), %zmm13, %zmm14
-	vpshufb	64(%rbx), %zmm12, %zmm15
-	vpshufb	64(%rbx), %zmm8, %zmm16
-	vpshufb	64(%rbx), %zmm9, %zmm17
-	vpshufb	64(%rbx), %zmm25, %zmm18
-	vpshufb	64(%rbx), %zmm26, %zmm19
-	vpshufb	64(%rbx), %zmm11, %zmm20
-	vpshufb	64(%rbx), %zmm10, %zmm21
-	vpternlogd	$150, %zmm14, %zmm10, %zmm0
-	vpternlogd	$150, %zmm15, %zmm13, %zmm1
-	vpternlogd	$150, %zmm16, %zmm12, %zmm2
-	vpternlogd	$150, %zmm17, %zmm8, %zmm3
-	vpternlogd	$150, %zmm18, %zmm9, %zmm4
-	vpternlogd	$150, %zmm19, %zmm25, %zmm5
-	vpternlogd	$150, %zmm20, %zmm26, %zmm6
-	vpternlogd	$150, %zmm21, %zmm11, %zmm7
-	vpxorq	(%r10), %zmm0, %zmm0
-	vpternlogd	$150, 64(%r10), %zmm10, %zmm1
-	vpxorq	128(%r10), %zmm2, %zmm2
-	vpternlogd	$150, 192(%r10), %zmm10, %zmm3
-	vpternlogd	$150, 256(%r10), %zmm10, %zmm4
-	vpxorq	320(%r10), %zmm5, %zmm5
-	vpxorq	384(%r10), %zmm6, %zmm6
-	vpxorq	448(%r10), %zmm7, %zmm7
-	addq	$512, %r10
-	addq	$128, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpxorq	9600(%rdi), %zmm13, %zmm13
-	vpxorq	9664(%rdi), %zmm0, %zmm0
-	vpxorq	9728(%rdi), %zmm3, %zmm3
-	vpxorq	9792(%rdi), %zmm2, %zmm2
-	vpxorq	9856(%rdi), %zmm1, %zmm1
-	vpxorq	9920(%rdi), %zmm25, %zmm25
-	vpxorq	9984(%rdi), %zmm5, %zmm5
-	vpxorq	10048(%rdi), %zmm4, %zmm4
-	vpsrlq	$1, %zmm13, %zmm6
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm13
-	vpsrlq	$1, %zmm3, %zmm6
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm3
-	vpsrlq	$1, %zmm1, %zmm6
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm5, %zmm6
-	vpsllq	$1, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm5
-	vpsrlq	$2, %zmm13, %zmm6
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm13
-	vpsrlq	$2, %zmm0, %zmm6
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm1, %zmm6
-	vpsllq	$2, %zmm5, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm1
-	vpsrlq	$2, %zmm25, %zmm6
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm13, %zmm6
-	vpsllq	$4, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm13
-	vpsrlq	$4, %zmm0, %zmm6
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm3, %zmm6
-	vpsllq	$4, %zmm5, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm3
-	vpsrlq	$4, %zmm2, %zmm6
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vmovdqu64	%zmm13, 14208(%rdi)
-	vmovdqu64	%zmm0, 14272(%rdi)
-	vmovdqu64	%zmm3, 14336(%rdi)
-	vmovdqu64	%zmm2, 14400(%rdi)
-	vmovdqu64	%zmm1, 14464(%rdi)
-	vmovdqu64	%zmm25, 14528(%rdi)
-	vmovdqu64	%zmm5, 14592(%rdi)
-	vmovdqu64	%zmm4, 14656(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced512_face_r2_xor_stream_tail_n
-	movq	%rcx, %r10
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_n:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced512_face_r2_xor_stream_tail_part
-	vmovdqu64	14208(%rdi,%r9,1), %xmm0
-	vpxorq	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu64	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_part:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_tail_used
-	movq	%r9, %r11
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte:
-	movzbl	14208(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte
-	vmovdqu64	14208(%rdi,%r9,1), %xmm0
-	vmovdqa64	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_used:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top128
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill128:
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	4992(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 5056(%rdi), %zmm4, %zmm7
-	vpxorq	5120(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 5184(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 5248(%rdi), %zmm4, %zmm10
-	vpxorq	5312(%rdi), %zmm11, %zmm11
-	vpxorq	5376(%rdi), %zmm12, %zmm12
-	vpxorq	5440(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	5504(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 5568(%rdi), %zmm3, %zmm6
-	vpxorq	5632(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 5696(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 5760(%rdi), %zmm3, %zmm10
-	vpxorq	5824(%rdi), %zmm12, %zmm12
-	vpxorq	5888(%rdi), %zmm13, %zmm13
-	vpxorq	5952(%rdi), %zmm14, %zmm14
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vbroadcasti32x4	368(%rdi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vmovdqu64	%zmm1, 14720(%rdi)
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vmovdqu64	%zmm1, 14784(%rdi)
-	vpxorq	%zmm0, %zmm8, %zmm1
-	vmovdqu64	%zmm1, 14848(%rdi)
-	vpxorq	%zmm0, %zmm9, %zmm1
-	vmovdqu64	%zmm1, 14912(%rdi)
-	vpxorq	%zmm0, %zmm10, %zmm1
-	vmovdqu64	%zmm1, 14976(%rdi)
-	vpxorq	%zmm0, %zmm12, %zmm1
-	vmovdqu64	%zmm1, 15040(%rdi)
-	vpxorq	%zmm0, %zmm13, %zmm1
-	vmovdqu64	%zmm1, 15104(%rdi)
-	vpxorq	%zmm0, %zmm14, %zmm1
-	vmovdqu64	%zmm1, 15168(%rdi)
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	leaq	6016(%rdi), %r10
-	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+128(%rip), %rbx
-	movq	$7, %r11
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_4:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%rbx), %zmm15, %zmm5
-	vpshufb	(%rbx), %zmm0, %zmm6
-	vpshufb	(%rbx), %zmm3, %zmm8
-	vpshufb	(%rbx), %zmm2, %zmm9
-	vpshufb	(%rbx), %zmm1, %zmm10
-	vpshufb	(%rbx), %zmm25, %zmm12
-	vpshufb	(%rbx), %zmm7, %zmm13
-	vpshufb	(%rbx), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%rbx), %zmm15, %zmm11
-	vpshufb	64(%rbx), %zmm0, %zmm16
-	vpshufb	64(%rbx), %zmm3, %zmm17
-	vpshufb	64(%rbx), %zmm2, %zmm18
-	vpshufb	64(%rbx), %zmm1, %zmm19
-	vpshufb	64(%rbx), %zmm25, %zmm20
-	vpshufb	64(%rbx), %zmm7, %zmm21
-	vpshufb	64(%rbx), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r10), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r10), %zmm4, %zmm6
-	vpxorq	128(%r10), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r10), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r10), %zmm4, %zmm10
-	vpxorq	320(%r10), %zmm12, %zmm12
-	vpxorq	384(%r10), %zmm13, %zmm13
-	vpxorq	448(%r10), %zmm14, %zmm14
-	addq	$512, %r10
-	addq	$128, %rbx
-	decq	%r11
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_4
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
-	vpxorq	9600(%rdi), %zmm11, %zmm11
-	vpxorq	9664(%rdi), %zmm0, %zmm0
-	vpxorq	9728(%rdi), %zmm1, %zmm1
-	vpxorq	9792(%rdi), %zmm2, %zmm2
-	vpxorq	9856(%rdi), %zmm6, %zmm6
-	vpxorq	9920(%rdi), %zmm25, %zmm25
-	vpxorq	9984(%rdi), %zmm4, %zmm4
-	vpxorq	10048(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+.Laesgen_bitsliced512_face_r2_xor_stream_partial128_2:
 	vmovdqu64	%zmm11, 14208(%rdi)
 	vmovdqu64	%zmm0, 14272(%rdi)
 	vmovdqu64	%zmm1, 14336(%rdi)
@@ -9811,64 +8576,47 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vmovdqu64	%zmm25, 14528(%rdi)
 	vmovdqu64	%zmm4, 14592(%rdi)
 	vmovdqu64	%zmm3, 14656(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume128
+.Laesgen_bitsliced512_face_r2_xor_stream_consume128:
+	movq	%r9, %rbx
+	andq	$31, %rbx
+	shlq	$4, %rbx
+	leaq	14208(%rdi,%rbx,1), %r9
+	movq	$512, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced512_face_r2_xor_stream_tail_n_2
+	jae	.Laesgen_bitsliced512_face_r2_xor_stream_consume_n
 	movq	%rcx, %r10
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_n_2:
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_n:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole_2:
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_whole:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced512_face_r2_xor_stream_tail_part_2
-	vmovdqu64	14208(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced512_face_r2_xor_stream_consume_part
+	vmovdqu64	(%r9,%r11,1), %xmm0
 	vpxorq	(%rdx,%r11,1), %xmm0, %xmm0
 	vmovdqu64	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole_2
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_part_2:
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume_whole
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_part:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_tail_used_2
+	je	.Laesgen_bitsliced512_face_r2_xor_stream_consume_used
 	movq	%r11, %rbx
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte_2:
-	movzbl	14208(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_byte:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte_2
-	vmovdqu64	14208(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced512_face_r2_xor_stream_consume_byte
+	vmovdqu64	(%r9,%r11,1), %xmm0
 	vmovdqa64	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_used_2:
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_used:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_entry:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_tail_entries_done
-	movq	%rbp, %r12
-	shlq	$4, %r12
-	leaq	(%r9,%rbp,1), %r13
-	shlq	$4, %r13
-	movq	14720(%rdi,%r12,1), %rbx
-	movq	%rbx, 384(%rdi,%r13,1)
-	movq	14728(%rdi,%r12,1), %rbx
-	movq	%rbx, 392(%rdi,%r13,1)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_tail_entry
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_entries_done:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill_counted
-	movq	$256, %rbx
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill_counted:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -10246,9 +8994,50 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f128(%rip), %xmm0, %xmm14
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f128(%rip), %xmm1, %xmm9
 	vmovdqa64	%xmm5, 368(%rdi)
+	vmovdqa64	%xmm5, %xmm0
+	vpxorq	%xmm1, %xmm1, %xmm1
+	vmovdqa64	%xmm0, %xmm2
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm2, %xmm2
+	vpsubb	%xmm2, %xmm1, %xmm2
+	vpsrlq	$1, %xmm0, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm3, %xmm3
+	vpsubb	%xmm3, %xmm1, %xmm3
+	vpsrlq	$2, %xmm0, %xmm4
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm4, %xmm4
+	vpsubb	%xmm4, %xmm1, %xmm4
+	vpsrlq	$3, %xmm0, %xmm5
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm5, %xmm5
+	vpsubb	%xmm5, %xmm1, %xmm5
+	vpsrlq	$4, %xmm0, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm6, %xmm6
+	vpsubb	%xmm6, %xmm1, %xmm6
+	vpsrlq	$5, %xmm0, %xmm7
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm7, %xmm7
+	vpsubb	%xmm7, %xmm1, %xmm7
+	vpsrlq	$6, %xmm0, %xmm8
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm8, %xmm8
+	vpsubb	%xmm8, %xmm1, %xmm8
+	vpsrlq	$7, %xmm0, %xmm0
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm0, %xmm0
+	vpsubb	%xmm0, %xmm1, %xmm0
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm1
+	vmovdqu64	%zmm1, 14720(%rdi)
+	vshufi32x4	$0, %zmm3, %zmm3, %zmm1
+	vmovdqu64	%zmm1, 14784(%rdi)
+	vshufi32x4	$0, %zmm4, %zmm4, %zmm1
+	vmovdqu64	%zmm1, 14848(%rdi)
+	vshufi32x4	$0, %zmm5, %zmm5, %zmm1
+	vmovdqu64	%zmm1, 14912(%rdi)
+	vshufi32x4	$0, %zmm6, %zmm6, %zmm1
+	vmovdqu64	%zmm1, 14976(%rdi)
+	vshufi32x4	$0, %zmm7, %zmm7, %zmm1
+	vmovdqu64	%zmm1, 15040(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm1
+	vmovdqu64	%zmm1, 15104(%rdi)
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 15168(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -10256,19 +9045,12 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced512_face_r2_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced512_face_r2_xor_stream_window_ok128
 .Laesgen_bitsliced512_face_r2_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 15232(%rdi)
 	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_window_ok128
 .Laesgen_bitsliced512_face_r2_xor_stream_aes192:
 	movq	256(%rdi), %rax
@@ -10284,1209 +9066,32 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced512_face_r2_xor_stream_refresh192
 .Laesgen_bitsliced512_face_r2_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	cmpq	$512, %rcx
-	jb	.Laesgen_bitsliced512_face_r2_xor_stream_single192
-	cmpq	$224, %r9
-	ja	.Laesgen_bitsliced512_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fill8_192
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm7
-	vpxorq	(%r9), %zmm7, %zmm0
-	vpxorq	64(%r9), %zmm7, %zmm1
-	vpxorq	128(%r9), %zmm7, %zmm2
-	vpxorq	192(%r9), %zmm7, %zmm3
-	vpxorq	256(%r9), %zmm7, %zmm4
-	vpxorq	320(%r9), %zmm7, %zmm5
-	vpxorq	384(%r9), %zmm7, %zmm6
-	vpxorq	448(%r9), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	leaq	6016(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+384(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_5:
-	vmovdqa64	%zmm0, %zmm0
-	vmovdqa64	%zmm1, %zmm1
-	vmovdqa64	%zmm2, %zmm2
-	vmovdqa64	%zmm3, %zmm3
-	vmovdqa64	%zmm4, %zmm4
-	vmovdqa64	%zmm5, %zmm5
-	vmovdqa64	%zmm6, %zmm6
-	vmovdqa64	%zmm7, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm25
-	vpternlogd	$150, %zmm15, %zmm0, %zmm25
-	vpxorq	%zmm2, %zmm7, %zmm26
-	vpternlogd	$120, %zmm5, %zmm26, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm1
-	vpternlogd	$150, %zmm19, %zmm7, %zmm1
-	vpxorq	%zmm11, %zmm26, %zmm22
-	vpternlogd	$120, %zmm25, %zmm22, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm1, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm26, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm1, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm1
-	vpternlogd	$150, %zmm1, %zmm23, %zmm21
-	vpternlogd	$72, %zmm1, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm1
-	vpxorq	%zmm21, %zmm23, %zmm3
-	vpternlogd	$40, %zmm3, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm25
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm1, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm1, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm22
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm22, %zmm3, %zmm14
-	vpternlogd	$106, %zmm22, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm12
-	vpternlogd	$106, %zmm12, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm25
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm1, %zmm26
-	vpxorq	%zmm9, %zmm10, %zmm8
-	vpternlogd	$150, %zmm2, %zmm11, %zmm12
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm25, %zmm2, %zmm9
-	vpxorq	%zmm17, %zmm14, %zmm10
-	vpxorq	%zmm17, %zmm25, %zmm11
-	vpshufb	(%r11), %zmm13, %zmm0
-	vpshufb	(%r11), %zmm12, %zmm1
-	vpshufb	(%r11), %zmm8, %zmm2
-	vpshufb	(%r11), %zmm9, %zmm3
-	vpshufb	(%r11), %zmm25, %zmm4
-	vpshufb	(%r11), %zmm26, %zmm5
-	vpshufb	(%r11), %zmm11, %zmm6
-	vpshufb	(%r11), %zmm10, %zmm7
-	vpxorq	%zmm0, %zmm13, %zmm13
-	vpxorq	%zmm1, %zmm12, %zmm12
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm3, %zmm9, %zmm9
-	vpxorq	%zmm4, %zmm25, %zmm25
-	vpxorq	%zmm5, %zmm26, %zmm26
-	vpxorq	%zmm6, %zmm11, %zmm11
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpshufb	64(%r11), %zmm13, %zmm14
-	vpshufb	64(%r11), %zmm12, %zmm15
-	vpshufb	64(%r11), %zmm8, %zmm16
-	vpshufb	64(%r11), %zmm9, %zmm17
-	vpshufb	64(%r11), %zmm25, %zmm18
-	vpshufb	64(%r11), %zmm26, %zmm19
-	vpshufb	64(%r11), %zmm11, %zmm20
-	vpshufb	64(%r11), %zmm10, %zmm21
-	vpternlogd	$150, %zmm14, %zmm10, %zmm0
-	vpternlogd	$150, %zmm15, %zmm13, %zmm1
-	vpternlogd	$150, %zmm16, %zmm12, %zmm2
-	vpternlogd	$150, %zmm17, %zmm8, %zmm3
-	vpternlogd	$150, %zmm18, %zmm9, %zmm4
-	vpternlogd	$150, %zmm19, %zmm25, %zmm5
-	vpternlogd	$150, %zmm20, %zmm26, %zmm6
-	vpternlogd	$150, %zmm21, %zmm11, %zmm7
-	vpxorq	(%r9), %zmm0, %zmm0
-	vpternlogd	$150, 64(%r9), %zmm10, %zmm1
-	vpxorq	128(%r9), %zmm2, %zmm2
-	vpternlogd	$150, 192(%r9), %zmm10, %zmm3
-	vpternlogd	$150, 256(%r9), %zmm10, %zmm4
-	vpxorq	320(%r9), %zmm5, %zmm5
-	vpxorq	384(%r9), %zmm6, %zmm6
-	vpxorq	448(%r9), %zmm7, %zmm7
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_5
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpxorq	10624(%rdi), %zmm13, %zmm13
-	vpxorq	10688(%rdi), %zmm0, %zmm0
-	vpxorq	10752(%rdi), %zmm3, %zmm3
-	vpxorq	10816(%rdi), %zmm2, %zmm2
-	vpxorq	10880(%rdi), %zmm1, %zmm1
-	vpxorq	10944(%rdi), %zmm25, %zmm25
-	vpxorq	11008(%rdi), %zmm5, %zmm5
-	vpxorq	11072(%rdi), %zmm4, %zmm4
-	vpsrlq	$1, %zmm13, %zmm6
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm13
-	vpsrlq	$1, %zmm3, %zmm6
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm3
-	vpsrlq	$1, %zmm1, %zmm6
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm5, %zmm6
-	vpsllq	$1, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm5
-	vpsrlq	$2, %zmm13, %zmm6
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm13
-	vpsrlq	$2, %zmm0, %zmm6
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm1, %zmm6
-	vpsllq	$2, %zmm5, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm1
-	vpsrlq	$2, %zmm25, %zmm6
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm13, %zmm6
-	vpsllq	$4, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm13
-	vpsrlq	$4, %zmm0, %zmm6
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm3, %zmm6
-	vpsllq	$4, %zmm5, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm3
-	vpsrlq	$4, %zmm2, %zmm6
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpxorq	(%rdx), %zmm13, %zmm13
-	vmovdqu64	%zmm13, (%rsi)
-	vpxorq	64(%rdx), %zmm0, %zmm0
-	vmovdqu64	%zmm0, 64(%rsi)
-	vpxorq	128(%rdx), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rsi)
-	vpxorq	192(%rdx), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 192(%rsi)
-	vpxorq	256(%rdx), %zmm1, %zmm1
-	vmovdqu64	%zmm1, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 384(%rsi)
-	vpxorq	448(%rdx), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 448(%rsi)
-	addq	$32, %rax
-	adcq	$0, %r8
-	addq	$512, %rdx
-	addq	$512, %rsi
-	subq	$512, %rcx
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top192
-.Laesgen_bitsliced512_face_r2_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	4992(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 5056(%rdi), %zmm4, %zmm7
-	vpxorq	5120(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 5184(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 5248(%rdi), %zmm4, %zmm10
-	vpxorq	5312(%rdi), %zmm11, %zmm11
-	vpxorq	5376(%rdi), %zmm12, %zmm12
-	vpxorq	5440(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l2512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l2512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l2512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l2512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l2512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l2512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l2512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l2512(%rip), %zmm3, %zmm14
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l2512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l2512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l2512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l2512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l2512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l2512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l2512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l2512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	5504(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 5568(%rdi), %zmm3, %zmm6
-	vpxorq	5632(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 5696(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 5760(%rdi), %zmm3, %zmm10
-	vpxorq	5824(%rdi), %zmm12, %zmm12
-	vpxorq	5888(%rdi), %zmm13, %zmm13
-	vpxorq	5952(%rdi), %zmm14, %zmm14
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm13, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm14, %zmm14
-	vbroadcasti32x4	368(%rdi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vmovdqu64	%zmm1, (%r9)
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vmovdqu64	%zmm1, 64(%r9)
-	vpxorq	%zmm0, %zmm8, %zmm1
-	vmovdqu64	%zmm1, 128(%r9)
-	vpxorq	%zmm0, %zmm9, %zmm1
-	vmovdqu64	%zmm1, 192(%r9)
-	vpxorq	%zmm0, %zmm10, %zmm1
-	vmovdqu64	%zmm1, 256(%r9)
-	vpxorq	%zmm0, %zmm12, %zmm1
-	vmovdqu64	%zmm1, 320(%r9)
-	vpxorq	%zmm0, %zmm13, %zmm1
-	vmovdqu64	%zmm1, 384(%r9)
-	vpxorq	%zmm0, %zmm14, %zmm1
-	vmovdqu64	%zmm1, 448(%r9)
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm13, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm14, %zmm14
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	leaq	6016(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+384(%rip), %r11
-	movq	$9, %r10
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_6:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%r11), %zmm15, %zmm5
-	vpshufb	(%r11), %zmm0, %zmm6
-	vpshufb	(%r11), %zmm3, %zmm8
-	vpshufb	(%r11), %zmm2, %zmm9
-	vpshufb	(%r11), %zmm1, %zmm10
-	vpshufb	(%r11), %zmm25, %zmm12
-	vpshufb	(%r11), %zmm7, %zmm13
-	vpshufb	(%r11), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%r11), %zmm15, %zmm11
-	vpshufb	64(%r11), %zmm0, %zmm16
-	vpshufb	64(%r11), %zmm3, %zmm17
-	vpshufb	64(%r11), %zmm2, %zmm18
-	vpshufb	64(%r11), %zmm1, %zmm19
-	vpshufb	64(%r11), %zmm25, %zmm20
-	vpshufb	64(%r11), %zmm7, %zmm21
-	vpshufb	64(%r11), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r9), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r9), %zmm4, %zmm6
-	vpxorq	128(%r9), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r9), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r9), %zmm4, %zmm10
-	vpxorq	320(%r9), %zmm12, %zmm12
-	vpxorq	384(%r9), %zmm13, %zmm13
-	vpxorq	448(%r9), %zmm14, %zmm14
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_6
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
-	vpxorq	10624(%rdi), %zmm11, %zmm11
-	vpxorq	10688(%rdi), %zmm0, %zmm0
-	vpxorq	10752(%rdi), %zmm1, %zmm1
-	vpxorq	10816(%rdi), %zmm2, %zmm2
-	vpxorq	10880(%rdi), %zmm6, %zmm6
-	vpxorq	10944(%rdi), %zmm25, %zmm25
-	vpxorq	11008(%rdi), %zmm4, %zmm4
-	vpxorq	11072(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced512_face_r2_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_bitsliced512_face_r2_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
-	vpxorq	(%rdx), %zmm11, %zmm11
-	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm0, %zmm0
-	vmovdqu64	%zmm0, 64(%rsi)
-	vpxorq	128(%rdx), %zmm1, %zmm1
-	vmovdqu64	%zmm1, 128(%rsi)
-	vpxorq	192(%rdx), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 192(%rsi)
-	vpxorq	256(%rdx), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 384(%rsi)
-	vpxorq	448(%rdx), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 448(%rsi)
-	addq	$32, %rax
-	adcq	$0, %r8
-	addq	$512, %rdx
-	addq	$512, %rsi
-	subq	$512, %rcx
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top192
-.Laesgen_bitsliced512_face_r2_xor_stream_single192:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill192
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fill192
 	movq	%r9, %r10
+	andq	$-32, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm7
-	vpxorq	(%r10), %zmm7, %zmm0
-	vpxorq	64(%r10), %zmm7, %zmm1
-	vpxorq	128(%r10), %zmm7, %zmm2
-	vpxorq	192(%r10), %zmm7, %zmm3
-	vpxorq	256(%r10), %zmm7, %zmm4
-	vpxorq	320(%r10), %zmm7, %zmm5
-	vpxorq	384(%r10), %zmm7, %zmm6
-	vpxorq	448(%r10), %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
+	vmovdqu64	(%r10), %zmm0
+	vpxorq	14720(%rdi), %zmm0, %zmm0
+	vmovdqu64	64(%r10), %zmm1
+	vpxorq	14784(%rdi), %zmm1, %zmm1
+	vmovdqu64	128(%r10), %zmm2
+	vpxorq	14848(%rdi), %zmm2, %zmm2
+	vmovdqu64	192(%r10), %zmm3
+	vpxorq	14912(%rdi), %zmm3, %zmm3
+	vmovdqu64	256(%r10), %zmm4
+	vpxorq	14976(%rdi), %zmm4, %zmm4
+	vmovdqu64	320(%r10), %zmm5
+	vpxorq	15040(%rdi), %zmm5, %zmm5
+	vmovdqu64	384(%r10), %zmm6
+	vpxorq	15104(%rdi), %zmm6, %zmm6
+	vmovdqu64	448(%r10), %zmm7
+	vpxorq	15168(%rdi), %zmm7, %zmm7
 	leaq	6016(%rdi), %r10
 	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+384(%rip), %rbx
 	movq	$9, %r11
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_7:
+.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_3:
 	vmovdqa64	%zmm0, %zmm0
 	vmovdqa64	%zmm1, %zmm1
 	vmovdqa64	%zmm2, %zmm2
@@ -11621,7 +9226,7 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	addq	$512, %r10
 	addq	$128, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_7
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_3
 	vpxorq	%zmm5, %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm0, %zmm8
 	vpxorq	%zmm8, %zmm4, %zmm9
@@ -11761,6 +9366,33 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpsllq	$4, %zmm4, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm4
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+	testq	$31, %r9
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_partial192
+	cmpq	$512, %rcx
+	jb	.Laesgen_bitsliced512_face_r2_xor_stream_partial192
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm0, %zmm0
+	vmovdqu64	%zmm0, 64(%rsi)
+	vpxorq	128(%rdx), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 128(%rsi)
+	vpxorq	192(%rdx), %zmm2, %zmm2
+	vmovdqu64	%zmm2, 192(%rsi)
+	vpxorq	256(%rdx), %zmm1, %zmm1
+	vmovdqu64	%zmm1, 256(%rsi)
+	vpxorq	320(%rdx), %zmm25, %zmm25
+	vmovdqu64	%zmm25, 320(%rsi)
+	vpxorq	384(%rdx), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 384(%rsi)
+	vpxorq	448(%rdx), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top192
+.Laesgen_bitsliced512_face_r2_xor_stream_partial192:
 	vmovdqu64	%zmm13, 14208(%rdi)
 	vmovdqu64	%zmm0, 14272(%rdi)
 	vmovdqu64	%zmm3, 14336(%rdi)
@@ -11769,110 +9401,59 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vmovdqu64	%zmm25, 14528(%rdi)
 	vmovdqu64	%zmm5, 14592(%rdi)
 	vmovdqu64	%zmm4, 14656(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced512_face_r2_xor_stream_tail_n_3
-	movq	%rcx, %r10
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_n_3:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole_3:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced512_face_r2_xor_stream_tail_part_3
-	vmovdqu64	14208(%rdi,%r9,1), %xmm0
-	vpxorq	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu64	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole_3
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_part_3:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_tail_used_3
-	movq	%r9, %r11
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte_3:
-	movzbl	14208(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte_3
-	vmovdqu64	14208(%rdi,%r9,1), %xmm0
-	vmovdqa64	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_used_3:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top192
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill192:
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume192
+.Laesgen_bitsliced512_face_r2_xor_stream_fill192:
 	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovq	%rax, %xmm0
+	andq	$-32, %r10
+	movq	%rax, %r11
+	andq	$-32, %r11
+	vmovq	%r11, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
+	vbroadcasti32x4	(%rdi), %zmm1
+	vpxorq	%zmm1, %zmm0, %zmm0
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm0, %zmm1
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm0, %zmm2
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm0, %zmm3
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm0, %zmm4
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm0, %zmm5
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm0, %zmm6
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm0, %zmm7
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm0, %zmm0
+	vpsrlq	$1, %zmm1, %zmm8
+	vpsllq	$1, %zmm2, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm1
+	vpsrlq	$1, %zmm3, %zmm8
+	vpsllq	$1, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm3
+	vpsrlq	$1, %zmm5, %zmm8
+	vpsllq	$1, %zmm6, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm5
+	vpsrlq	$1, %zmm7, %zmm8
+	vpsllq	$1, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm7
 	vpsrlq	$2, %zmm1, %zmm8
 	vpsllq	$2, %zmm3, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
+	vpsrlq	$2, %zmm2, %zmm8
+	vpsllq	$2, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm2
 	vpsrlq	$2, %zmm5, %zmm8
 	vpsllq	$2, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
+	vpsrlq	$2, %zmm6, %zmm8
+	vpsllq	$2, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm6
 	vpsrlq	$4, %zmm1, %zmm8
 	vpsllq	$4, %zmm5, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
@@ -11885,119 +9466,123 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpsllq	$4, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
+	vpsrlq	$4, %zmm4, %zmm8
+	vpsllq	$4, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm4
+	vpxorq	%zmm6, %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm1, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm9
+	vpxorq	%zmm8, %zmm0, %zmm10
+	vpxorq	%zmm8, %zmm2, %zmm11
+	vpxorq	%zmm3, %zmm5, %zmm12
+	vpxorq	%zmm2, %zmm0, %zmm13
 	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
+	vpxorq	%zmm14, %zmm4, %zmm15
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vpternlogd	$130, %zmm14, %zmm3, %zmm4
+	vmovdqa64	%zmm1, %zmm16
+	vpternlogd	$106, %zmm4, %zmm9, %zmm16
+	vmovdqa64	%zmm0, %zmm17
+	vpternlogd	$150, %zmm7, %zmm5, %zmm17
+	vpxorq	%zmm17, %zmm1, %zmm18
+	vpxorq	%zmm17, %zmm6, %zmm19
+	vpternlogd	$150, %zmm15, %zmm3, %zmm6
+	vpxorq	%zmm17, %zmm6, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm21
 	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
+	vpternlogd	$166, %zmm22, %zmm8, %zmm2
 	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
+	vmovdqa64	%zmm0, %zmm23
+	vpternlogd	$40, %zmm17, %zmm5, %zmm23
 	vmovdqa64	%zmm12, %zmm24
 	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
+	vpternlogd	$150, %zmm24, %zmm2, %zmm21
+	vmovdqa64	%zmm3, %zmm2
+	vpternlogd	$150, %zmm15, %zmm1, %zmm2
+	vpxorq	%zmm3, %zmm0, %zmm25
+	vpternlogd	$120, %zmm6, %zmm25, %zmm23
 	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
+	vpternlogd	$150, %zmm19, %zmm0, %zmm22
 	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
+	vpternlogd	$120, %zmm2, %zmm26, %zmm4
+	vpternlogd	$150, %zmm24, %zmm4, %zmm7
+	vmovdqa64	%zmm7, %zmm4
+	vpternlogd	$106, %zmm22, %zmm21, %zmm4
+	vpxorq	%zmm6, %zmm25, %zmm24
 	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
+	vmovdqa64	%zmm7, %zmm16
+	vpternlogd	$228, %zmm4, %zmm24, %zmm16
+	vmovdqa64	%zmm7, %zmm23
 	vpternlogd	$108, %zmm21, %zmm24, %zmm23
 	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
+	vpternlogd	$96, %zmm23, %zmm4, %zmm22
 	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
+	vpternlogd	$72, %zmm22, %zmm16, %zmm4
+	vpternlogd	$150, %zmm4, %zmm24, %zmm7
+	vpternlogd	$96, %zmm7, %zmm16, %zmm19
+	vpternlogd	$106, %zmm19, %zmm7, %zmm8
 	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
+	vpternlogd	$96, %zmm7, %zmm16, %zmm13
+	vpxorq	%zmm7, %zmm21, %zmm4
 	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
+	vpternlogd	$40, %zmm19, %zmm15, %zmm3
+	vpternlogd	$106, %zmm3, %zmm23, %zmm1
+	vpternlogd	$106, %zmm3, %zmm21, %zmm2
+	vpxorq	%zmm18, %zmm1, %zmm3
+	vpxorq	%zmm1, %zmm13, %zmm1
+	vpternlogd	$106, %zmm1, %zmm4, %zmm6
+	vpxorq	%zmm23, %zmm16, %zmm1
+	vpternlogd	$40, %zmm1, %zmm5, %zmm0
+	vpxorq	%zmm1, %zmm4, %zmm5
+	vpternlogd	$106, %zmm0, %zmm5, %zmm12
 	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
+	vpternlogd	$106, %zmm12, %zmm7, %zmm11
 	vpternlogd	$106, %zmm26, %zmm19, %zmm14
 	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
+	vpternlogd	$106, %zmm8, %zmm5, %zmm20
+	vpternlogd	$106, %zmm20, %zmm1, %zmm17
+	vpxorq	%zmm6, %zmm20, %zmm1
+	vpternlogd	$106, %zmm1, %zmm16, %zmm10
+	vpternlogd	$150, %zmm8, %zmm14, %zmm2
+	vpternlogd	$150, %zmm10, %zmm17, %zmm0
+	vpternlogd	$106, %zmm0, %zmm4, %zmm25
+	vpxorq	%zmm9, %zmm10, %zmm0
+	vpternlogd	$150, %zmm3, %zmm11, %zmm1
+	vpternlogd	$150, %zmm3, %zmm11, %zmm13
+	vpxorq	%zmm2, %zmm3, %zmm3
 	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
+	vpxorq	%zmm17, %zmm2, %zmm5
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm0, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm3, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm2, %zmm10
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm25, %zmm11
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm5, %zmm12
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
+	vpxorq	%zmm7, %zmm1, %zmm1
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm2, %zmm2
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm0, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm3, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm2, %zmm19
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm25, %zmm20
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm5, %zmm21
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l1512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
+	vpternlogd	$150, %zmm17, %zmm1, %zmm8
+	vpternlogd	$150, %zmm18, %zmm0, %zmm9
+	vpternlogd	$150, %zmm19, %zmm3, %zmm10
+	vpternlogd	$150, %zmm20, %zmm2, %zmm11
 	vpternlogd	$150, %zmm21, %zmm25, %zmm12
 	vpternlogd	$150, %zmm22, %zmm5, %zmm14
 	vpxorq	4992(%rdi), %zmm6, %zmm6
@@ -12131,139 +9716,36 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpxorq	5824(%rdi), %zmm12, %zmm12
 	vpxorq	5888(%rdi), %zmm13, %zmm13
 	vpxorq	5952(%rdi), %zmm14, %zmm14
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm13, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512(%rip), %zmm14, %zmm14
-	vbroadcasti32x4	368(%rdi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vmovdqu64	%zmm1, 14720(%rdi)
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vmovdqu64	%zmm1, 14784(%rdi)
-	vpxorq	%zmm0, %zmm8, %zmm1
-	vmovdqu64	%zmm1, 14848(%rdi)
-	vpxorq	%zmm0, %zmm9, %zmm1
-	vmovdqu64	%zmm1, 14912(%rdi)
-	vpxorq	%zmm0, %zmm10, %zmm1
-	vmovdqu64	%zmm1, 14976(%rdi)
-	vpxorq	%zmm0, %zmm12, %zmm1
-	vmovdqu64	%zmm1, 15040(%rdi)
-	vpxorq	%zmm0, %zmm13, %zmm1
-	vmovdqu64	%zmm1, 15104(%rdi)
-	vpxorq	%zmm0, %zmm14, %zmm1
-	vmovdqu64	%zmm1, 15168(%rdi)
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm9, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm10, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm12, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm13, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm14, %zmm14
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
+	vpxorq	14720(%rdi), %zmm5, %zmm0
+	vmovdqu64	%zmm0, (%r11)
+	vpxorq	14784(%rdi), %zmm6, %zmm0
+	vmovdqu64	%zmm0, 64(%r11)
+	vpxorq	14848(%rdi), %zmm8, %zmm0
+	vmovdqu64	%zmm0, 128(%r11)
+	vpxorq	14912(%rdi), %zmm9, %zmm0
+	vmovdqu64	%zmm0, 192(%r11)
+	vpxorq	14976(%rdi), %zmm10, %zmm0
+	vmovdqu64	%zmm0, 256(%r11)
+	vpxorq	15040(%rdi), %zmm12, %zmm0
+	vmovdqu64	%zmm0, 320(%r11)
+	vpxorq	15104(%rdi), %zmm13, %zmm0
+	vmovdqu64	%zmm0, 384(%r11)
+	vpxorq	15168(%rdi), %zmm14, %zmm0
+	vmovdqu64	%zmm0, 448(%r11)
+	shrq	$5, %r10
+	movzbl	15232(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_group_counted_2
+	movb	$1, 15232(%rdi,%r10,1)
+	addq	$32, 336(%rdi)
+.Laesgen_bitsliced512_face_r2_xor_stream_group_counted_2:
 	leaq	6016(%rdi), %r10
 	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+384(%rip), %rbx
 	movq	$9, %r11
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_8:
+.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_4:
 	vmovdqa64	%zmm5, %zmm0
 	vmovdqa64	%zmm6, %zmm1
 	vmovdqa64	%zmm8, %zmm2
@@ -12398,7 +9880,7 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	addq	$512, %r10
 	addq	$128, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_8
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_4
 	vpxorq	%zmm12, %zmm13, %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm1
 	vpxorq	%zmm1, %zmm10, %zmm2
@@ -12538,6 +10020,33 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+	testq	$31, %r9
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_partial192_2
+	cmpq	$512, %rcx
+	jb	.Laesgen_bitsliced512_face_r2_xor_stream_partial192_2
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm0, %zmm0
+	vmovdqu64	%zmm0, 64(%rsi)
+	vpxorq	128(%rdx), %zmm1, %zmm1
+	vmovdqu64	%zmm1, 128(%rsi)
+	vpxorq	192(%rdx), %zmm2, %zmm2
+	vmovdqu64	%zmm2, 192(%rsi)
+	vpxorq	256(%rdx), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rsi)
+	vpxorq	320(%rdx), %zmm25, %zmm25
+	vmovdqu64	%zmm25, 320(%rsi)
+	vpxorq	384(%rdx), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 384(%rsi)
+	vpxorq	448(%rdx), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top192
+.Laesgen_bitsliced512_face_r2_xor_stream_partial192_2:
 	vmovdqu64	%zmm11, 14208(%rdi)
 	vmovdqu64	%zmm0, 14272(%rdi)
 	vmovdqu64	%zmm1, 14336(%rdi)
@@ -12546,64 +10055,47 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vmovdqu64	%zmm25, 14528(%rdi)
 	vmovdqu64	%zmm4, 14592(%rdi)
 	vmovdqu64	%zmm3, 14656(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume192
+.Laesgen_bitsliced512_face_r2_xor_stream_consume192:
+	movq	%r9, %rbx
+	andq	$31, %rbx
+	shlq	$4, %rbx
+	leaq	14208(%rdi,%rbx,1), %r9
+	movq	$512, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced512_face_r2_xor_stream_tail_n_4
+	jae	.Laesgen_bitsliced512_face_r2_xor_stream_consume_n_2
 	movq	%rcx, %r10
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_n_4:
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_n_2:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole_4:
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_whole_2:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced512_face_r2_xor_stream_tail_part_4
-	vmovdqu64	14208(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced512_face_r2_xor_stream_consume_part_2
+	vmovdqu64	(%r9,%r11,1), %xmm0
 	vpxorq	(%rdx,%r11,1), %xmm0, %xmm0
 	vmovdqu64	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole_4
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_part_4:
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume_whole_2
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_part_2:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_tail_used_4
+	je	.Laesgen_bitsliced512_face_r2_xor_stream_consume_used_2
 	movq	%r11, %rbx
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte_4:
-	movzbl	14208(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_byte_2:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte_4
-	vmovdqu64	14208(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced512_face_r2_xor_stream_consume_byte_2
+	vmovdqu64	(%r9,%r11,1), %xmm0
 	vmovdqa64	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_used_4:
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_used_2:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_entry_2:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_tail_entries_done_2
-	movq	%rbp, %r12
-	shlq	$4, %r12
-	leaq	(%r9,%rbp,1), %r13
-	shlq	$4, %r13
-	movq	14720(%rdi,%r12,1), %rbx
-	movq	%rbx, 384(%rdi,%r13,1)
-	movq	14728(%rdi,%r12,1), %rbx
-	movq	%rbx, 392(%rdi,%r13,1)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_tail_entry_2
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_entries_done_2:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill_counted_2
-	movq	$256, %rbx
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill_counted_2:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -12974,9 +10466,51 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f128(%rip), %xmm1, %xmm9
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2128(%rip), %xmm5, %xmm5
 	vmovdqa64	%xmm5, 368(%rdi)
+	vmovdqa64	%xmm5, %xmm0
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2128(%rip), %xmm0, %xmm0
+	vpxorq	%xmm1, %xmm1, %xmm1
+	vmovdqa64	%xmm0, %xmm2
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm2, %xmm2
+	vpsubb	%xmm2, %xmm1, %xmm2
+	vpsrlq	$1, %xmm0, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm3, %xmm3
+	vpsubb	%xmm3, %xmm1, %xmm3
+	vpsrlq	$2, %xmm0, %xmm4
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm4, %xmm4
+	vpsubb	%xmm4, %xmm1, %xmm4
+	vpsrlq	$3, %xmm0, %xmm5
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm5, %xmm5
+	vpsubb	%xmm5, %xmm1, %xmm5
+	vpsrlq	$4, %xmm0, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm6, %xmm6
+	vpsubb	%xmm6, %xmm1, %xmm6
+	vpsrlq	$5, %xmm0, %xmm7
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm7, %xmm7
+	vpsubb	%xmm7, %xmm1, %xmm7
+	vpsrlq	$6, %xmm0, %xmm8
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm8, %xmm8
+	vpsubb	%xmm8, %xmm1, %xmm8
+	vpsrlq	$7, %xmm0, %xmm0
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm0, %xmm0
+	vpsubb	%xmm0, %xmm1, %xmm0
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm1
+	vmovdqu64	%zmm1, 14720(%rdi)
+	vshufi32x4	$0, %zmm3, %zmm3, %zmm1
+	vmovdqu64	%zmm1, 14784(%rdi)
+	vshufi32x4	$0, %zmm4, %zmm4, %zmm1
+	vmovdqu64	%zmm1, 14848(%rdi)
+	vshufi32x4	$0, %zmm5, %zmm5, %zmm1
+	vmovdqu64	%zmm1, 14912(%rdi)
+	vshufi32x4	$0, %zmm6, %zmm6, %zmm1
+	vmovdqu64	%zmm1, 14976(%rdi)
+	vshufi32x4	$0, %zmm7, %zmm7, %zmm1
+	vmovdqu64	%zmm1, 15040(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm1
+	vmovdqu64	%zmm1, 15104(%rdi)
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 15168(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -12984,19 +10518,12 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced512_face_r2_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced512_face_r2_xor_stream_window_ok192
 .Laesgen_bitsliced512_face_r2_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 15232(%rdi)
 	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_window_ok192
 .Laesgen_bitsliced512_face_r2_xor_stream_aes256:
 	movq	256(%rdi), %rax
@@ -13012,1185 +10539,32 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced512_face_r2_xor_stream_refresh256
 .Laesgen_bitsliced512_face_r2_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	cmpq	$512, %rcx
-	jb	.Laesgen_bitsliced512_face_r2_xor_stream_single256
-	cmpq	$224, %r9
-	ja	.Laesgen_bitsliced512_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fill8_256
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm7
-	vpxorq	(%r9), %zmm7, %zmm0
-	vpxorq	64(%r9), %zmm7, %zmm1
-	vpxorq	128(%r9), %zmm7, %zmm2
-	vpxorq	192(%r9), %zmm7, %zmm3
-	vpxorq	256(%r9), %zmm7, %zmm4
-	vpxorq	320(%r9), %zmm7, %zmm5
-	vpxorq	384(%r9), %zmm7, %zmm6
-	vpxorq	448(%r9), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	leaq	6016(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+128(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_9:
-	vmovdqa64	%zmm0, %zmm0
-	vmovdqa64	%zmm1, %zmm1
-	vmovdqa64	%zmm2, %zmm2
-	vmovdqa64	%zmm3, %zmm3
-	vmovdqa64	%zmm4, %zmm4
-	vmovdqa64	%zmm5, %zmm5
-	vmovdqa64	%zmm6, %zmm6
-	vmovdqa64	%zmm7, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm25
-	vpternlogd	$150, %zmm15, %zmm0, %zmm25
-	vpxorq	%zmm2, %zmm7, %zmm26
-	vpternlogd	$120, %zmm5, %zmm26, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm1
-	vpternlogd	$150, %zmm19, %zmm7, %zmm1
-	vpxorq	%zmm11, %zmm26, %zmm22
-	vpternlogd	$120, %zmm25, %zmm22, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm1, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm26, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm1, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm1
-	vpternlogd	$150, %zmm1, %zmm23, %zmm21
-	vpternlogd	$72, %zmm1, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm1
-	vpxorq	%zmm21, %zmm23, %zmm3
-	vpternlogd	$40, %zmm3, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm25
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm1, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm1, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm22
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm22, %zmm3, %zmm14
-	vpternlogd	$106, %zmm22, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm12
-	vpternlogd	$106, %zmm12, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm25
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm1, %zmm26
-	vpxorq	%zmm9, %zmm10, %zmm8
-	vpternlogd	$150, %zmm2, %zmm11, %zmm12
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm25, %zmm2, %zmm9
-	vpxorq	%zmm17, %zmm14, %zmm10
-	vpxorq	%zmm17, %zmm25, %zmm11
-	vpshufb	(%r11), %zmm13, %zmm0
-	vpshufb	(%r11), %zmm12, %zmm1
-	vpshufb	(%r11), %zmm8, %zmm2
-	vpshufb	(%r11), %zmm9, %zmm3
-	vpshufb	(%r11), %zmm25, %zmm4
-	vpshufb	(%r11), %zmm26, %zmm5
-	vpshufb	(%r11), %zmm11, %zmm6
-	vpshufb	(%r11), %zmm10, %zmm7
-	vpxorq	%zmm0, %zmm13, %zmm13
-	vpxorq	%zmm1, %zmm12, %zmm12
-	vpxorq	%zmm2, %zmm8, %zmm8
-	vpxorq	%zmm3, %zmm9, %zmm9
-	vpxorq	%zmm4, %zmm25, %zmm25
-	vpxorq	%zmm5, %zmm26, %zmm26
-	vpxorq	%zmm6, %zmm11, %zmm11
-	vpxorq	%zmm7, %zmm10, %zmm10
-	vpshufb	64(%r11), %zmm13, %zmm14
-	vpshufb	64(%r11), %zmm12, %zmm15
-	vpshufb	64(%r11), %zmm8, %zmm16
-	vpshufb	64(%r11), %zmm9, %zmm17
-	vpshufb	64(%r11), %zmm25, %zmm18
-	vpshufb	64(%r11), %zmm26, %zmm19
-	vpshufb	64(%r11), %zmm11, %zmm20
-	vpshufb	64(%r11), %zmm10, %zmm21
-	vpternlogd	$150, %zmm14, %zmm10, %zmm0
-	vpternlogd	$150, %zmm15, %zmm13, %zmm1
-	vpternlogd	$150, %zmm16, %zmm12, %zmm2
-	vpternlogd	$150, %zmm17, %zmm8, %zmm3
-	vpternlogd	$150, %zmm18, %zmm9, %zmm4
-	vpternlogd	$150, %zmm19, %zmm25, %zmm5
-	vpternlogd	$150, %zmm20, %zmm26, %zmm6
-	vpternlogd	$150, %zmm21, %zmm11, %zmm7
-	vpxorq	(%r9), %zmm0, %zmm0
-	vpternlogd	$150, 64(%r9), %zmm10, %zmm1
-	vpxorq	128(%r9), %zmm2, %zmm2
-	vpternlogd	$150, 192(%r9), %zmm10, %zmm3
-	vpternlogd	$150, 256(%r9), %zmm10, %zmm4
-	vpxorq	320(%r9), %zmm5, %zmm5
-	vpxorq	384(%r9), %zmm6, %zmm6
-	vpxorq	448(%r9), %zmm7, %zmm7
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_9
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpxorq	11648(%rdi), %zmm13, %zmm13
-	vpxorq	11712(%rdi), %zmm0, %zmm0
-	vpxorq	11776(%rdi), %zmm3, %zmm3
-	vpxorq	11840(%rdi), %zmm2, %zmm2
-	vpxorq	11904(%rdi), %zmm1, %zmm1
-	vpxorq	11968(%rdi), %zmm25, %zmm25
-	vpxorq	12032(%rdi), %zmm5, %zmm5
-	vpxorq	12096(%rdi), %zmm4, %zmm4
-	vpsrlq	$1, %zmm13, %zmm6
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm13
-	vpsrlq	$1, %zmm3, %zmm6
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm3
-	vpsrlq	$1, %zmm1, %zmm6
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm5, %zmm6
-	vpsllq	$1, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm6, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm5
-	vpsrlq	$2, %zmm13, %zmm6
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm13
-	vpsrlq	$2, %zmm0, %zmm6
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm1, %zmm6
-	vpsllq	$2, %zmm5, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm1
-	vpsrlq	$2, %zmm25, %zmm6
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm6, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm13, %zmm6
-	vpsllq	$4, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm13
-	vpsrlq	$4, %zmm0, %zmm6
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm3, %zmm6
-	vpsllq	$4, %zmm5, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm3
-	vpsrlq	$4, %zmm2, %zmm6
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	vpxorq	(%rdx), %zmm13, %zmm13
-	vmovdqu64	%zmm13, (%rsi)
-	vpxorq	64(%rdx), %zmm0, %zmm0
-	vmovdqu64	%zmm0, 64(%rsi)
-	vpxorq	128(%rdx), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rsi)
-	vpxorq	192(%rdx), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 192(%rsi)
-	vpxorq	256(%rdx), %zmm1, %zmm1
-	vmovdqu64	%zmm1, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 384(%rsi)
-	vpxorq	448(%rdx), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 448(%rsi)
-	addq	$32, %rax
-	adcq	$0, %r8
-	addq	$512, %rdx
-	addq	$512, %rsi
-	subq	$512, %rcx
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top256
-.Laesgen_bitsliced512_face_r2_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm13, %zmm21
-	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm14
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
-	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
-	vpternlogd	$150, %zmm15, %zmm4, %zmm6
-	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
-	vpternlogd	$150, %zmm21, %zmm25, %zmm12
-	vpternlogd	$150, %zmm22, %zmm5, %zmm14
-	vpxorq	4992(%rdi), %zmm6, %zmm6
-	vpternlogd	$150, 5056(%rdi), %zmm4, %zmm7
-	vpxorq	5120(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 5184(%rdi), %zmm4, %zmm9
-	vpternlogd	$150, 5248(%rdi), %zmm4, %zmm10
-	vpxorq	5312(%rdi), %zmm11, %zmm11
-	vpxorq	5376(%rdi), %zmm12, %zmm12
-	vpxorq	5440(%rdi), %zmm14, %zmm14
-	vpxorq	%zmm11, %zmm12, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm7, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm5
-	vpxorq	%zmm7, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm5, %zmm13
-	vpxorq	%zmm13, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm12
-	vpternlogd	$130, %zmm13, %zmm8, %zmm9
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm12, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm6, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm7
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm5, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm7, %zmm21
-	vmovdqa64	%zmm8, %zmm7
-	vpternlogd	$150, %zmm15, %zmm6, %zmm7
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm7, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm12
-	vmovdqa64	%zmm12, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm12, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm12, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm12
-	vpternlogd	$96, %zmm12, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm12, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm12, %zmm16, %zmm11
-	vpxorq	%zmm12, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm6
-	vpternlogd	$106, %zmm8, %zmm21, %zmm7
-	vpxorq	%zmm18, %zmm6, %zmm8
-	vpxorq	%zmm6, %zmm11, %zmm6
-	vpternlogd	$106, %zmm6, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm6
-	vpternlogd	$40, %zmm6, %zmm10, %zmm14
-	vpxorq	%zmm6, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm5
-	vpternlogd	$106, %zmm5, %zmm21, %zmm26
-	vpternlogd	$106, %zmm5, %zmm12, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm6, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm13, %zmm7
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm7, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm3
-	vpxorq	%zmm17, %zmm7, %zmm4
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm11, %zmm5
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm0, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm1, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm25, %zmm12
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm4, %zmm13
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l0512(%rip), %zmm3, %zmm14
-	vpxorq	%zmm5, %zmm11, %zmm11
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm3, %zmm3
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm11, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm1, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm7, %zmm19
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm25, %zmm20
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm4, %zmm21
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0512(%rip), %zmm3, %zmm22
-	vpternlogd	$150, %zmm15, %zmm3, %zmm5
-	vpternlogd	$150, %zmm16, %zmm11, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm1, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm7, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm4, %zmm14
-	vpxorq	5504(%rdi), %zmm5, %zmm5
-	vpternlogd	$150, 5568(%rdi), %zmm3, %zmm6
-	vpxorq	5632(%rdi), %zmm8, %zmm8
-	vpternlogd	$150, 5696(%rdi), %zmm3, %zmm9
-	vpternlogd	$150, 5760(%rdi), %zmm3, %zmm10
-	vpxorq	5824(%rdi), %zmm12, %zmm12
-	vpxorq	5888(%rdi), %zmm13, %zmm13
-	vpxorq	5952(%rdi), %zmm14, %zmm14
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vbroadcasti32x4	368(%rdi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vmovdqu64	%zmm1, (%r9)
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vmovdqu64	%zmm1, 64(%r9)
-	vpxorq	%zmm0, %zmm8, %zmm1
-	vmovdqu64	%zmm1, 128(%r9)
-	vpxorq	%zmm0, %zmm9, %zmm1
-	vmovdqu64	%zmm1, 192(%r9)
-	vpxorq	%zmm0, %zmm10, %zmm1
-	vmovdqu64	%zmm1, 256(%r9)
-	vpxorq	%zmm0, %zmm12, %zmm1
-	vmovdqu64	%zmm1, 320(%r9)
-	vpxorq	%zmm0, %zmm13, %zmm1
-	vmovdqu64	%zmm1, 384(%r9)
-	vpxorq	%zmm0, %zmm14, %zmm1
-	vmovdqu64	%zmm1, 448(%r9)
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	leaq	6016(%rdi), %r9
-	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+128(%rip), %r11
-	movq	$11, %r10
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_10:
-	vmovdqa64	%zmm5, %zmm0
-	vmovdqa64	%zmm6, %zmm1
-	vmovdqa64	%zmm8, %zmm2
-	vmovdqa64	%zmm9, %zmm3
-	vmovdqa64	%zmm10, %zmm4
-	vmovdqa64	%zmm12, %zmm5
-	vmovdqa64	%zmm13, %zmm6
-	vmovdqa64	%zmm14, %zmm7
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm15
-	vpxorq	%zmm15, %zmm12, %zmm13
-	vpxorq	%zmm13, %zmm3, %zmm14
-	vpxorq	%zmm14, %zmm6, %zmm6
-	vpternlogd	$130, %zmm13, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm14, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
-	vpxorq	%zmm19, %zmm15, %zmm21
-	vpandq	%zmm19, %zmm15, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
-	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
-	vmovdqa64	%zmm12, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm14, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
-	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm15
-	vpxorq	%zmm6, %zmm21, %zmm3
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm14, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm15, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
-	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
-	vpternlogd	$106, %zmm26, %zmm19, %zmm13
-	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm13, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm15
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm17, %zmm13, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm7
-	vpshufb	(%r11), %zmm15, %zmm5
-	vpshufb	(%r11), %zmm0, %zmm6
-	vpshufb	(%r11), %zmm3, %zmm8
-	vpshufb	(%r11), %zmm2, %zmm9
-	vpshufb	(%r11), %zmm1, %zmm10
-	vpshufb	(%r11), %zmm25, %zmm12
-	vpshufb	(%r11), %zmm7, %zmm13
-	vpshufb	(%r11), %zmm4, %zmm14
-	vpxorq	%zmm5, %zmm15, %zmm15
-	vpxorq	%zmm6, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	%zmm13, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm4, %zmm4
-	vpshufb	64(%r11), %zmm15, %zmm11
-	vpshufb	64(%r11), %zmm0, %zmm16
-	vpshufb	64(%r11), %zmm3, %zmm17
-	vpshufb	64(%r11), %zmm2, %zmm18
-	vpshufb	64(%r11), %zmm1, %zmm19
-	vpshufb	64(%r11), %zmm25, %zmm20
-	vpshufb	64(%r11), %zmm7, %zmm21
-	vpshufb	64(%r11), %zmm4, %zmm22
-	vpternlogd	$150, %zmm11, %zmm4, %zmm5
-	vpternlogd	$150, %zmm16, %zmm15, %zmm6
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm12
-	vpternlogd	$150, %zmm21, %zmm25, %zmm13
-	vpternlogd	$150, %zmm22, %zmm7, %zmm14
-	vpxorq	(%r9), %zmm5, %zmm5
-	vpternlogd	$150, 64(%r9), %zmm4, %zmm6
-	vpxorq	128(%r9), %zmm8, %zmm8
-	vpternlogd	$150, 192(%r9), %zmm4, %zmm9
-	vpternlogd	$150, 256(%r9), %zmm4, %zmm10
-	vpxorq	320(%r9), %zmm12, %zmm12
-	vpxorq	384(%r9), %zmm13, %zmm13
-	vpxorq	448(%r9), %zmm14, %zmm14
-	addq	$512, %r9
-	addq	$128, %r11
-	decq	%r10
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_10
-	vpxorq	%zmm12, %zmm13, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm10, %zmm2
-	vpxorq	%zmm1, %zmm14, %zmm3
-	vpxorq	%zmm1, %zmm6, %zmm4
-	vpxorq	%zmm8, %zmm10, %zmm7
-	vpxorq	%zmm6, %zmm14, %zmm11
-	vpxorq	%zmm11, %zmm7, %zmm12
-	vpxorq	%zmm12, %zmm9, %zmm15
-	vpxorq	%zmm15, %zmm13, %zmm13
-	vpternlogd	$130, %zmm12, %zmm8, %zmm9
-	vmovdqa64	%zmm5, %zmm16
-	vpternlogd	$106, %zmm9, %zmm2, %zmm16
-	vmovdqa64	%zmm14, %zmm17
-	vpternlogd	$150, %zmm13, %zmm10, %zmm17
-	vpxorq	%zmm17, %zmm5, %zmm18
-	vpxorq	%zmm17, %zmm0, %zmm19
-	vpternlogd	$150, %zmm15, %zmm8, %zmm0
-	vpxorq	%zmm17, %zmm0, %zmm20
-	vpxorq	%zmm19, %zmm11, %zmm21
-	vpandq	%zmm19, %zmm11, %zmm22
-	vpternlogd	$166, %zmm22, %zmm1, %zmm6
-	vpternlogd	$120, %zmm18, %zmm3, %zmm22
-	vmovdqa64	%zmm14, %zmm23
-	vpternlogd	$40, %zmm17, %zmm10, %zmm23
-	vmovdqa64	%zmm7, %zmm24
-	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm6, %zmm21
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm15, %zmm5, %zmm6
-	vpxorq	%zmm8, %zmm14, %zmm25
-	vpternlogd	$120, %zmm0, %zmm25, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm14, %zmm22
-	vpxorq	%zmm4, %zmm25, %zmm26
-	vpternlogd	$120, %zmm6, %zmm26, %zmm9
-	vpternlogd	$150, %zmm24, %zmm9, %zmm13
-	vmovdqa64	%zmm13, %zmm9
-	vpternlogd	$106, %zmm22, %zmm21, %zmm9
-	vpxorq	%zmm0, %zmm25, %zmm24
-	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm13, %zmm16
-	vpternlogd	$228, %zmm9, %zmm24, %zmm16
-	vmovdqa64	%zmm13, %zmm23
-	vpternlogd	$108, %zmm21, %zmm24, %zmm23
-	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm9, %zmm22
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm9
-	vpternlogd	$150, %zmm9, %zmm24, %zmm13
-	vpternlogd	$96, %zmm13, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm13, %zmm1
-	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm13, %zmm16, %zmm11
-	vpxorq	%zmm13, %zmm21, %zmm9
-	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm8
-	vpternlogd	$106, %zmm8, %zmm23, %zmm5
-	vpternlogd	$106, %zmm8, %zmm21, %zmm6
-	vpxorq	%zmm18, %zmm5, %zmm8
-	vpxorq	%zmm5, %zmm11, %zmm5
-	vpternlogd	$106, %zmm5, %zmm9, %zmm0
-	vpxorq	%zmm23, %zmm16, %zmm5
-	vpternlogd	$40, %zmm5, %zmm10, %zmm14
-	vpxorq	%zmm5, %zmm9, %zmm10
-	vpternlogd	$106, %zmm14, %zmm10, %zmm7
-	vpternlogd	$106, %zmm7, %zmm21, %zmm26
-	vpternlogd	$106, %zmm7, %zmm13, %zmm4
-	vpternlogd	$106, %zmm26, %zmm19, %zmm12
-	vpternlogd	$106, %zmm26, %zmm23, %zmm2
-	vpternlogd	$106, %zmm1, %zmm10, %zmm20
-	vpternlogd	$106, %zmm20, %zmm5, %zmm17
-	vpxorq	%zmm0, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm3
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpternlogd	$150, %zmm3, %zmm17, %zmm14
-	vpternlogd	$106, %zmm14, %zmm9, %zmm25
-	vpxorq	%zmm2, %zmm3, %zmm1
-	vpternlogd	$150, %zmm8, %zmm4, %zmm0
-	vpternlogd	$150, %zmm8, %zmm4, %zmm11
-	vpxorq	%zmm6, %zmm8, %zmm2
-	vpxorq	%zmm17, %zmm12, %zmm3
-	vpxorq	%zmm17, %zmm6, %zmm4
-	vpxorq	11648(%rdi), %zmm11, %zmm11
-	vpxorq	11712(%rdi), %zmm0, %zmm0
-	vpxorq	11776(%rdi), %zmm1, %zmm1
-	vpxorq	11840(%rdi), %zmm2, %zmm2
-	vpxorq	11904(%rdi), %zmm6, %zmm6
-	vpxorq	11968(%rdi), %zmm25, %zmm25
-	vpxorq	12032(%rdi), %zmm4, %zmm4
-	vpxorq	12096(%rdi), %zmm3, %zmm3
-	vpsrlq	$1, %zmm11, %zmm5
-	vpsllq	$1, %zmm0, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm0
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm11
-	vpsrlq	$1, %zmm1, %zmm5
-	vpsllq	$1, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm1
-	vpsrlq	$1, %zmm6, %zmm5
-	vpsllq	$1, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm6
-	vpsrlq	$1, %zmm4, %zmm5
-	vpsllq	$1, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm7, %zmm4
-	vpsrlq	$2, %zmm11, %zmm5
-	vpsllq	$2, %zmm1, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm11
-	vpsrlq	$2, %zmm0, %zmm5
-	vpsllq	$2, %zmm2, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm0
-	vpsrlq	$2, %zmm6, %zmm5
-	vpsllq	$2, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm6
-	vpsrlq	$2, %zmm25, %zmm5
-	vpsllq	$2, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm7, %zmm25
-	vpsrlq	$4, %zmm11, %zmm5
-	vpsllq	$4, %zmm6, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm11
-	vpsrlq	$4, %zmm0, %zmm5
-	vpsllq	$4, %zmm25, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm25
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm0
-	vpsrlq	$4, %zmm1, %zmm5
-	vpsllq	$4, %zmm4, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm1
-	vpsrlq	$4, %zmm2, %zmm5
-	vpsllq	$4, %zmm3, %zmm7
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_bitsliced512_face_r2_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_bitsliced512_face_r2_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
-	vpxorq	(%rdx), %zmm11, %zmm11
-	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm0, %zmm0
-	vmovdqu64	%zmm0, 64(%rsi)
-	vpxorq	128(%rdx), %zmm1, %zmm1
-	vmovdqu64	%zmm1, 128(%rsi)
-	vpxorq	192(%rdx), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 192(%rsi)
-	vpxorq	256(%rdx), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 384(%rsi)
-	vpxorq	448(%rdx), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 448(%rsi)
-	addq	$32, %rax
-	adcq	$0, %r8
-	addq	$512, %rdx
-	addq	$512, %rsi
-	subq	$512, %rcx
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top256
-.Laesgen_bitsliced512_face_r2_xor_stream_single256:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill256
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_fill256
 	movq	%r9, %r10
+	andq	$-32, %r10
 	shlq	$4, %r10
 	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm7
-	vpxorq	(%r10), %zmm7, %zmm0
-	vpxorq	64(%r10), %zmm7, %zmm1
-	vpxorq	128(%r10), %zmm7, %zmm2
-	vpxorq	192(%r10), %zmm7, %zmm3
-	vpxorq	256(%r10), %zmm7, %zmm4
-	vpxorq	320(%r10), %zmm7, %zmm5
-	vpxorq	384(%r10), %zmm7, %zmm6
-	vpxorq	448(%r10), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
-	vpsrlq	$2, %zmm1, %zmm8
-	vpsllq	$2, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
-	vpsrlq	$2, %zmm5, %zmm8
-	vpsllq	$2, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
-	vpsrlq	$4, %zmm1, %zmm8
-	vpsllq	$4, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm1
-	vpsrlq	$4, %zmm2, %zmm8
-	vpsllq	$4, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm2
-	vpsrlq	$4, %zmm3, %zmm8
-	vpsllq	$4, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
+	vmovdqu64	(%r10), %zmm0
+	vpxorq	14720(%rdi), %zmm0, %zmm0
+	vmovdqu64	64(%r10), %zmm1
+	vpxorq	14784(%rdi), %zmm1, %zmm1
+	vmovdqu64	128(%r10), %zmm2
+	vpxorq	14848(%rdi), %zmm2, %zmm2
+	vmovdqu64	192(%r10), %zmm3
+	vpxorq	14912(%rdi), %zmm3, %zmm3
+	vmovdqu64	256(%r10), %zmm4
+	vpxorq	14976(%rdi), %zmm4, %zmm4
+	vmovdqu64	320(%r10), %zmm5
+	vpxorq	15040(%rdi), %zmm5, %zmm5
+	vmovdqu64	384(%r10), %zmm6
+	vpxorq	15104(%rdi), %zmm6, %zmm6
+	vmovdqu64	448(%r10), %zmm7
+	vpxorq	15168(%rdi), %zmm7, %zmm7
 	leaq	6016(%rdi), %r10
 	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+128(%rip), %rbx
 	movq	$11, %r11
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_11:
+.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_5:
 	vmovdqa64	%zmm0, %zmm0
 	vmovdqa64	%zmm1, %zmm1
 	vmovdqa64	%zmm2, %zmm2
@@ -14325,7 +10699,7 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	addq	$512, %r10
 	addq	$128, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_11
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_5
 	vpxorq	%zmm5, %zmm6, %zmm5
 	vpxorq	%zmm5, %zmm0, %zmm8
 	vpxorq	%zmm8, %zmm4, %zmm9
@@ -14465,6 +10839,33 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpsllq	$4, %zmm4, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm6, %zmm4
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+	testq	$31, %r9
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_partial256
+	cmpq	$512, %rcx
+	jb	.Laesgen_bitsliced512_face_r2_xor_stream_partial256
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm0, %zmm0
+	vmovdqu64	%zmm0, 64(%rsi)
+	vpxorq	128(%rdx), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 128(%rsi)
+	vpxorq	192(%rdx), %zmm2, %zmm2
+	vmovdqu64	%zmm2, 192(%rsi)
+	vpxorq	256(%rdx), %zmm1, %zmm1
+	vmovdqu64	%zmm1, 256(%rsi)
+	vpxorq	320(%rdx), %zmm25, %zmm25
+	vmovdqu64	%zmm25, 320(%rsi)
+	vpxorq	384(%rdx), %zmm5, %zmm5
+	vmovdqu64	%zmm5, 384(%rsi)
+	vpxorq	448(%rdx), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top256
+.Laesgen_bitsliced512_face_r2_xor_stream_partial256:
 	vmovdqu64	%zmm13, 14208(%rdi)
 	vmovdqu64	%zmm0, 14272(%rdi)
 	vmovdqu64	%zmm3, 14336(%rdi)
@@ -14473,75 +10874,27 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vmovdqu64	%zmm25, 14528(%rdi)
 	vmovdqu64	%zmm5, 14592(%rdi)
 	vmovdqu64	%zmm4, 14656(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
-	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced512_face_r2_xor_stream_tail_n_5
-	movq	%rcx, %r10
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_n_5:
-	xorl	%r9d, %r9d
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole_5:
-	leaq	16(%r9), %r11
-	cmpq	%r10, %r11
-	ja	.Laesgen_bitsliced512_face_r2_xor_stream_tail_part_5
-	vmovdqu64	14208(%rdi,%r9,1), %xmm0
-	vpxorq	(%rdx,%r9,1), %xmm0, %xmm0
-	vmovdqu64	%xmm0, (%rsi,%r9,1)
-	movq	%r11, %r9
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole_5
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_part_5:
-	cmpq	%r10, %r9
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_tail_used_5
-	movq	%r9, %r11
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte_5:
-	movzbl	14208(%rdi,%r11,1), %ebx
-	xorb	(%rdx,%r11,1), %bl
-	movb	%bl, (%rsi,%r11,1)
-	incq	%r11
-	cmpq	%r10, %r11
-	jb	.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte_5
-	vmovdqu64	14208(%rdi,%r9,1), %xmm0
-	vmovdqa64	%xmm0, 272(%rdi)
-	addq	$16, %r9
-	movq	%r9, %r11
-	subq	%r10, %r11
-	movq	%r11, 288(%rdi)
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_used_5:
-	shrq	$4, %r9
-	addq	%r9, %rax
-	adcq	$0, %r8
-	addq	%r10, %rdx
-	addq	%r10, %rsi
-	subq	%r10, %rcx
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top256
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill256:
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume256
+.Laesgen_bitsliced512_face_r2_xor_stream_fill256:
 	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovq	%rax, %xmm0
+	andq	$-32, %r10
+	movq	%rax, %r11
+	andq	$-32, %r11
+	vmovq	%r11, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm7
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm7, %zmm0
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm7, %zmm1
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm7, %zmm2
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm7, %zmm3
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm7, %zmm4
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm7, %zmm5
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm7, %zmm6
-	vpaddb	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm7, %zmm7
-	vbroadcasti32x4	(%rdi), %zmm8
-	vpxorq	%zmm8, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm1, %zmm1
-	vpxorq	%zmm8, %zmm2, %zmm2
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm8, %zmm4, %zmm4
-	vpxorq	%zmm8, %zmm5, %zmm5
-	vpxorq	%zmm8, %zmm6, %zmm6
-	vpxorq	%zmm8, %zmm7, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
+	vbroadcasti32x4	(%rdi), %zmm1
+	vpxorq	%zmm1, %zmm0, %zmm0
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm0, %zmm1
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm0, %zmm2
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm0, %zmm3
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm0, %zmm4
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus16(%rip), %zmm0, %zmm5
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus20(%rip), %zmm0, %zmm6
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus24(%rip), %zmm0, %zmm7
+	vpxorq	.Laesgen_bitsliced512_face_r2_xor_stream_lanes512_plus28(%rip), %zmm0, %zmm0
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm1, %zmm1
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm3, %zmm3
@@ -14549,42 +10902,39 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm5, %zmm5
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm6, %zmm6
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm7, %zmm7
-	vpsrlq	$1, %zmm0, %zmm8
-	vpsllq	$1, %zmm1, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm1
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm0
-	vpsrlq	$1, %zmm2, %zmm8
-	vpsllq	$1, %zmm3, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm3
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm2
-	vpsrlq	$1, %zmm4, %zmm8
-	vpsllq	$1, %zmm5, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm5
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm4
-	vpsrlq	$1, %zmm6, %zmm8
-	vpsllq	$1, %zmm7, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm7
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm6
-	vpsrlq	$2, %zmm0, %zmm8
-	vpsllq	$2, %zmm2, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm2
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm0
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_layout2512(%rip), %zmm0, %zmm0
+	vpsrlq	$1, %zmm1, %zmm8
+	vpsllq	$1, %zmm2, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm2
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm1
+	vpsrlq	$1, %zmm3, %zmm8
+	vpsllq	$1, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm3
+	vpsrlq	$1, %zmm5, %zmm8
+	vpsllq	$1, %zmm6, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm6
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm5
+	vpsrlq	$1, %zmm7, %zmm8
+	vpsllq	$1, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm9, %zmm7
 	vpsrlq	$2, %zmm1, %zmm8
 	vpsllq	$2, %zmm3, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm1
-	vpsrlq	$2, %zmm4, %zmm8
-	vpsllq	$2, %zmm6, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm4
+	vpsrlq	$2, %zmm2, %zmm8
+	vpsllq	$2, %zmm4, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm4
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm2
 	vpsrlq	$2, %zmm5, %zmm8
 	vpsllq	$2, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm5
-	vpsrlq	$4, %zmm0, %zmm8
-	vpsllq	$4, %zmm4, %zmm9
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm4
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm0
+	vpsrlq	$2, %zmm6, %zmm8
+	vpsllq	$2, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm9, %zmm6
 	vpsrlq	$4, %zmm1, %zmm8
 	vpsllq	$4, %zmm5, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm5
@@ -14597,119 +10947,123 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpsllq	$4, %zmm7, %zmm9
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm7
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm3
-	vpxorq	%zmm5, %zmm6, %zmm5
-	vpxorq	%zmm5, %zmm0, %zmm8
-	vpxorq	%zmm8, %zmm4, %zmm9
-	vpxorq	%zmm8, %zmm7, %zmm10
-	vpxorq	%zmm8, %zmm1, %zmm11
-	vpxorq	%zmm2, %zmm4, %zmm12
-	vpxorq	%zmm1, %zmm7, %zmm13
+	vpsrlq	$4, %zmm4, %zmm8
+	vpsllq	$4, %zmm0, %zmm9
+	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm8, %zmm0
+	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm9, %zmm4
+	vpxorq	%zmm6, %zmm7, %zmm6
+	vpxorq	%zmm6, %zmm1, %zmm8
+	vpxorq	%zmm8, %zmm5, %zmm9
+	vpxorq	%zmm8, %zmm0, %zmm10
+	vpxorq	%zmm8, %zmm2, %zmm11
+	vpxorq	%zmm3, %zmm5, %zmm12
+	vpxorq	%zmm2, %zmm0, %zmm13
 	vpxorq	%zmm13, %zmm12, %zmm14
-	vpxorq	%zmm14, %zmm3, %zmm15
-	vpxorq	%zmm15, %zmm6, %zmm6
-	vpternlogd	$130, %zmm14, %zmm2, %zmm3
-	vmovdqa64	%zmm0, %zmm16
-	vpternlogd	$106, %zmm3, %zmm9, %zmm16
-	vmovdqa64	%zmm7, %zmm17
-	vpternlogd	$150, %zmm6, %zmm4, %zmm17
-	vpxorq	%zmm17, %zmm0, %zmm18
-	vpxorq	%zmm17, %zmm5, %zmm19
-	vpternlogd	$150, %zmm15, %zmm2, %zmm5
-	vpxorq	%zmm17, %zmm5, %zmm20
+	vpxorq	%zmm14, %zmm4, %zmm15
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vpternlogd	$130, %zmm14, %zmm3, %zmm4
+	vmovdqa64	%zmm1, %zmm16
+	vpternlogd	$106, %zmm4, %zmm9, %zmm16
+	vmovdqa64	%zmm0, %zmm17
+	vpternlogd	$150, %zmm7, %zmm5, %zmm17
+	vpxorq	%zmm17, %zmm1, %zmm18
+	vpxorq	%zmm17, %zmm6, %zmm19
+	vpternlogd	$150, %zmm15, %zmm3, %zmm6
+	vpxorq	%zmm17, %zmm6, %zmm20
 	vpxorq	%zmm19, %zmm13, %zmm21
 	vpandq	%zmm19, %zmm13, %zmm22
-	vpternlogd	$166, %zmm22, %zmm8, %zmm1
+	vpternlogd	$166, %zmm22, %zmm8, %zmm2
 	vpternlogd	$120, %zmm18, %zmm10, %zmm22
-	vmovdqa64	%zmm7, %zmm23
-	vpternlogd	$40, %zmm17, %zmm4, %zmm23
+	vmovdqa64	%zmm0, %zmm23
+	vpternlogd	$40, %zmm17, %zmm5, %zmm23
 	vmovdqa64	%zmm12, %zmm24
 	vpternlogd	$106, %zmm23, %zmm20, %zmm24
-	vpternlogd	$150, %zmm24, %zmm1, %zmm21
-	vmovdqa64	%zmm2, %zmm1
-	vpternlogd	$150, %zmm15, %zmm0, %zmm1
-	vpxorq	%zmm2, %zmm7, %zmm25
-	vpternlogd	$120, %zmm5, %zmm25, %zmm23
+	vpternlogd	$150, %zmm24, %zmm2, %zmm21
+	vmovdqa64	%zmm3, %zmm2
+	vpternlogd	$150, %zmm15, %zmm1, %zmm2
+	vpxorq	%zmm3, %zmm0, %zmm25
+	vpternlogd	$120, %zmm6, %zmm25, %zmm23
 	vpxorq	%zmm23, %zmm22, %zmm22
-	vpternlogd	$150, %zmm19, %zmm7, %zmm22
+	vpternlogd	$150, %zmm19, %zmm0, %zmm22
 	vpxorq	%zmm11, %zmm25, %zmm26
-	vpternlogd	$120, %zmm1, %zmm26, %zmm3
-	vpternlogd	$150, %zmm24, %zmm3, %zmm6
-	vmovdqa64	%zmm6, %zmm3
-	vpternlogd	$106, %zmm22, %zmm21, %zmm3
-	vpxorq	%zmm5, %zmm25, %zmm24
+	vpternlogd	$120, %zmm2, %zmm26, %zmm4
+	vpternlogd	$150, %zmm24, %zmm4, %zmm7
+	vmovdqa64	%zmm7, %zmm4
+	vpternlogd	$106, %zmm22, %zmm21, %zmm4
+	vpxorq	%zmm6, %zmm25, %zmm24
 	vpternlogd	$150, %zmm23, %zmm16, %zmm24
-	vmovdqa64	%zmm6, %zmm16
-	vpternlogd	$228, %zmm3, %zmm24, %zmm16
-	vmovdqa64	%zmm6, %zmm23
+	vmovdqa64	%zmm7, %zmm16
+	vpternlogd	$228, %zmm4, %zmm24, %zmm16
+	vmovdqa64	%zmm7, %zmm23
 	vpternlogd	$108, %zmm21, %zmm24, %zmm23
 	vpternlogd	$202, %zmm22, %zmm21, %zmm23
-	vpternlogd	$96, %zmm23, %zmm3, %zmm22
+	vpternlogd	$96, %zmm23, %zmm4, %zmm22
 	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpternlogd	$72, %zmm22, %zmm16, %zmm3
-	vpternlogd	$150, %zmm3, %zmm24, %zmm6
-	vpternlogd	$96, %zmm6, %zmm16, %zmm19
-	vpternlogd	$106, %zmm19, %zmm6, %zmm8
+	vpternlogd	$72, %zmm22, %zmm16, %zmm4
+	vpternlogd	$150, %zmm4, %zmm24, %zmm7
+	vpternlogd	$96, %zmm7, %zmm16, %zmm19
+	vpternlogd	$106, %zmm19, %zmm7, %zmm8
 	vpternlogd	$106, %zmm19, %zmm16, %zmm18
-	vpternlogd	$96, %zmm6, %zmm16, %zmm13
-	vpxorq	%zmm6, %zmm21, %zmm3
+	vpternlogd	$96, %zmm7, %zmm16, %zmm13
+	vpxorq	%zmm7, %zmm21, %zmm4
 	vpxorq	%zmm21, %zmm23, %zmm19
-	vpternlogd	$40, %zmm19, %zmm15, %zmm2
-	vpternlogd	$106, %zmm2, %zmm23, %zmm0
-	vpternlogd	$106, %zmm2, %zmm21, %zmm1
-	vpxorq	%zmm18, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm13, %zmm0
-	vpternlogd	$106, %zmm0, %zmm3, %zmm5
-	vpxorq	%zmm23, %zmm16, %zmm0
-	vpternlogd	$40, %zmm0, %zmm4, %zmm7
-	vpxorq	%zmm0, %zmm3, %zmm4
-	vpternlogd	$106, %zmm7, %zmm4, %zmm12
+	vpternlogd	$40, %zmm19, %zmm15, %zmm3
+	vpternlogd	$106, %zmm3, %zmm23, %zmm1
+	vpternlogd	$106, %zmm3, %zmm21, %zmm2
+	vpxorq	%zmm18, %zmm1, %zmm3
+	vpxorq	%zmm1, %zmm13, %zmm1
+	vpternlogd	$106, %zmm1, %zmm4, %zmm6
+	vpxorq	%zmm23, %zmm16, %zmm1
+	vpternlogd	$40, %zmm1, %zmm5, %zmm0
+	vpxorq	%zmm1, %zmm4, %zmm5
+	vpternlogd	$106, %zmm0, %zmm5, %zmm12
 	vpternlogd	$106, %zmm12, %zmm21, %zmm26
-	vpternlogd	$106, %zmm12, %zmm6, %zmm11
+	vpternlogd	$106, %zmm12, %zmm7, %zmm11
 	vpternlogd	$106, %zmm26, %zmm19, %zmm14
 	vpternlogd	$106, %zmm26, %zmm23, %zmm9
-	vpternlogd	$106, %zmm8, %zmm4, %zmm20
-	vpternlogd	$106, %zmm20, %zmm0, %zmm17
-	vpxorq	%zmm5, %zmm20, %zmm0
-	vpternlogd	$106, %zmm0, %zmm16, %zmm10
-	vpternlogd	$150, %zmm8, %zmm14, %zmm1
-	vpternlogd	$150, %zmm10, %zmm17, %zmm7
-	vpternlogd	$106, %zmm7, %zmm3, %zmm25
-	vpxorq	%zmm9, %zmm10, %zmm3
-	vpternlogd	$150, %zmm2, %zmm11, %zmm0
-	vpternlogd	$150, %zmm2, %zmm11, %zmm13
-	vpxorq	%zmm1, %zmm2, %zmm2
+	vpternlogd	$106, %zmm8, %zmm5, %zmm20
+	vpternlogd	$106, %zmm20, %zmm1, %zmm17
+	vpxorq	%zmm6, %zmm20, %zmm1
+	vpternlogd	$106, %zmm1, %zmm16, %zmm10
+	vpternlogd	$150, %zmm8, %zmm14, %zmm2
+	vpternlogd	$150, %zmm10, %zmm17, %zmm0
+	vpternlogd	$106, %zmm0, %zmm4, %zmm25
+	vpxorq	%zmm9, %zmm10, %zmm0
+	vpternlogd	$150, %zmm3, %zmm11, %zmm1
+	vpternlogd	$150, %zmm3, %zmm11, %zmm13
+	vpxorq	%zmm2, %zmm3, %zmm3
 	vpxorq	%zmm17, %zmm14, %zmm4
-	vpxorq	%zmm17, %zmm1, %zmm5
+	vpxorq	%zmm17, %zmm2, %zmm5
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm13, %zmm6
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm7
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm8
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm9
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm10
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm1, %zmm7
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm0, %zmm8
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm3, %zmm9
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm2, %zmm10
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm25, %zmm11
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm5, %zmm12
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l3512(%rip), %zmm4, %zmm14
 	vpxorq	%zmm6, %zmm13, %zmm13
-	vpxorq	%zmm7, %zmm0, %zmm0
-	vpxorq	%zmm8, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm1, %zmm1
+	vpxorq	%zmm7, %zmm1, %zmm1
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm2, %zmm2
 	vpxorq	%zmm11, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm5, %zmm5
 	vpxorq	%zmm14, %zmm4, %zmm4
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm13, %zmm15
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm16
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm17
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm18
-	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm19
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm1, %zmm16
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm0, %zmm17
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm3, %zmm18
+	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm2, %zmm19
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm25, %zmm20
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm5, %zmm21
 	vpshufb	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l3512(%rip), %zmm4, %zmm22
 	vpternlogd	$150, %zmm15, %zmm4, %zmm6
 	vpternlogd	$150, %zmm16, %zmm13, %zmm7
-	vpternlogd	$150, %zmm17, %zmm0, %zmm8
-	vpternlogd	$150, %zmm18, %zmm3, %zmm9
-	vpternlogd	$150, %zmm19, %zmm2, %zmm10
-	vpternlogd	$150, %zmm20, %zmm1, %zmm11
+	vpternlogd	$150, %zmm17, %zmm1, %zmm8
+	vpternlogd	$150, %zmm18, %zmm0, %zmm9
+	vpternlogd	$150, %zmm19, %zmm3, %zmm10
+	vpternlogd	$150, %zmm20, %zmm2, %zmm11
 	vpternlogd	$150, %zmm21, %zmm25, %zmm12
 	vpternlogd	$150, %zmm22, %zmm5, %zmm14
 	vpxorq	4992(%rdi), %zmm6, %zmm6
@@ -14843,123 +11197,36 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpxorq	5824(%rdi), %zmm12, %zmm12
 	vpxorq	5888(%rdi), %zmm13, %zmm13
 	vpxorq	5952(%rdi), %zmm14, %zmm14
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
-	vbroadcasti32x4	368(%rdi), %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm1
-	vmovdqu64	%zmm1, 14720(%rdi)
-	vpxorq	%zmm0, %zmm6, %zmm1
-	vmovdqu64	%zmm1, 14784(%rdi)
-	vpxorq	%zmm0, %zmm8, %zmm1
-	vmovdqu64	%zmm1, 14848(%rdi)
-	vpxorq	%zmm0, %zmm9, %zmm1
-	vmovdqu64	%zmm1, 14912(%rdi)
-	vpxorq	%zmm0, %zmm10, %zmm1
-	vmovdqu64	%zmm1, 14976(%rdi)
-	vpxorq	%zmm0, %zmm12, %zmm1
-	vmovdqu64	%zmm1, 15040(%rdi)
-	vpxorq	%zmm0, %zmm13, %zmm1
-	vmovdqu64	%zmm1, 15104(%rdi)
-	vpxorq	%zmm0, %zmm14, %zmm1
-	vmovdqu64	%zmm1, 15168(%rdi)
-	vpsrlq	$1, %zmm5, %zmm0
-	vpsllq	$1, %zmm6, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm6
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm5
-	vpsrlq	$1, %zmm8, %zmm0
-	vpsllq	$1, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm8
-	vpsrlq	$1, %zmm10, %zmm0
-	vpsllq	$1, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm10
-	vpsrlq	$1, %zmm13, %zmm0
-	vpsllq	$1, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512(%rip), %zmm1, %zmm13
-	vpsrlq	$2, %zmm5, %zmm0
-	vpsllq	$2, %zmm8, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm8
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm5
-	vpsrlq	$2, %zmm6, %zmm0
-	vpsllq	$2, %zmm9, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm9
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm6
-	vpsrlq	$2, %zmm10, %zmm0
-	vpsllq	$2, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm10
-	vpsrlq	$2, %zmm12, %zmm0
-	vpsllq	$2, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512(%rip), %zmm1, %zmm12
-	vpsrlq	$4, %zmm5, %zmm0
-	vpsllq	$4, %zmm10, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm10
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm5
-	vpsrlq	$4, %zmm6, %zmm0
-	vpsllq	$4, %zmm12, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm12
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm6
-	vpsrlq	$4, %zmm8, %zmm0
-	vpsllq	$4, %zmm13, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm13
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm8
-	vpsrlq	$4, %zmm9, %zmm0
-	vpsllq	$4, %zmm14, %zmm1
-	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm0, %zmm14
-	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm1, %zmm9
+	movq	%r10, %r11
+	shlq	$4, %r11
+	leaq	384(%rdi,%r11,1), %r11
+	vpxorq	14720(%rdi), %zmm5, %zmm0
+	vmovdqu64	%zmm0, (%r11)
+	vpxorq	14784(%rdi), %zmm6, %zmm0
+	vmovdqu64	%zmm0, 64(%r11)
+	vpxorq	14848(%rdi), %zmm8, %zmm0
+	vmovdqu64	%zmm0, 128(%r11)
+	vpxorq	14912(%rdi), %zmm9, %zmm0
+	vmovdqu64	%zmm0, 192(%r11)
+	vpxorq	14976(%rdi), %zmm10, %zmm0
+	vmovdqu64	%zmm0, 256(%r11)
+	vpxorq	15040(%rdi), %zmm12, %zmm0
+	vmovdqu64	%zmm0, 320(%r11)
+	vpxorq	15104(%rdi), %zmm13, %zmm0
+	vmovdqu64	%zmm0, 384(%r11)
+	vpxorq	15168(%rdi), %zmm14, %zmm0
+	vmovdqu64	%zmm0, 448(%r11)
+	shrq	$5, %r10
+	movzbl	15232(%rdi,%r10,1), %r11d
+	testq	%r11, %r11
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_group_counted_3
+	movb	$1, 15232(%rdi,%r10,1)
+	addq	$32, 336(%rdi)
+.Laesgen_bitsliced512_face_r2_xor_stream_group_counted_3:
 	leaq	6016(%rdi), %r10
 	leaq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512+128(%rip), %rbx
 	movq	$11, %r11
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_12:
+.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_6:
 	vmovdqa64	%zmm5, %zmm0
 	vmovdqa64	%zmm6, %zmm1
 	vmovdqa64	%zmm8, %zmm2
@@ -15094,7 +11361,7 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	addq	$512, %r10
 	addq	$128, %rbx
 	decq	%r11
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_12
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_bs_round_6
 	vpxorq	%zmm12, %zmm13, %zmm0
 	vpxorq	%zmm0, %zmm5, %zmm1
 	vpxorq	%zmm1, %zmm10, %zmm2
@@ -15234,6 +11501,33 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpsllq	$4, %zmm3, %zmm7
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm5, %zmm3
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512(%rip), %zmm7, %zmm2
+	testq	$31, %r9
+	jne	.Laesgen_bitsliced512_face_r2_xor_stream_partial256_2
+	cmpq	$512, %rcx
+	jb	.Laesgen_bitsliced512_face_r2_xor_stream_partial256_2
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm0, %zmm0
+	vmovdqu64	%zmm0, 64(%rsi)
+	vpxorq	128(%rdx), %zmm1, %zmm1
+	vmovdqu64	%zmm1, 128(%rsi)
+	vpxorq	192(%rdx), %zmm2, %zmm2
+	vmovdqu64	%zmm2, 192(%rsi)
+	vpxorq	256(%rdx), %zmm6, %zmm6
+	vmovdqu64	%zmm6, 256(%rsi)
+	vpxorq	320(%rdx), %zmm25, %zmm25
+	vmovdqu64	%zmm25, 320(%rsi)
+	vpxorq	384(%rdx), %zmm4, %zmm4
+	vmovdqu64	%zmm4, 384(%rsi)
+	vpxorq	448(%rdx), %zmm3, %zmm3
+	vmovdqu64	%zmm3, 448(%rsi)
+	addq	$32, %rax
+	adcq	$0, %r8
+	addq	$512, %rdx
+	addq	$512, %rsi
+	subq	$512, %rcx
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_top256
+.Laesgen_bitsliced512_face_r2_xor_stream_partial256_2:
 	vmovdqu64	%zmm11, 14208(%rdi)
 	vmovdqu64	%zmm0, 14272(%rdi)
 	vmovdqu64	%zmm1, 14336(%rdi)
@@ -15242,64 +11536,47 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vmovdqu64	%zmm25, 14528(%rdi)
 	vmovdqu64	%zmm4, 14592(%rdi)
 	vmovdqu64	%zmm3, 14656(%rdi)
-	movq	$256, %r10
-	subq	%r9, %r10
-	shlq	$4, %r10
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume256
+.Laesgen_bitsliced512_face_r2_xor_stream_consume256:
+	movq	%r9, %rbx
+	andq	$31, %rbx
+	shlq	$4, %rbx
+	leaq	14208(%rdi,%rbx,1), %r9
+	movq	$512, %r10
+	subq	%rbx, %r10
 	cmpq	%r10, %rcx
-	jae	.Laesgen_bitsliced512_face_r2_xor_stream_tail_n_6
+	jae	.Laesgen_bitsliced512_face_r2_xor_stream_consume_n_3
 	movq	%rcx, %r10
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_n_6:
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_n_3:
 	xorl	%r11d, %r11d
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole_6:
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_whole_3:
 	leaq	16(%r11), %rbx
 	cmpq	%r10, %rbx
-	ja	.Laesgen_bitsliced512_face_r2_xor_stream_tail_part_6
-	vmovdqu64	14208(%rdi,%r11,1), %xmm0
+	ja	.Laesgen_bitsliced512_face_r2_xor_stream_consume_part_3
+	vmovdqu64	(%r9,%r11,1), %xmm0
 	vpxorq	(%rdx,%r11,1), %xmm0, %xmm0
 	vmovdqu64	%xmm0, (%rsi,%r11,1)
 	movq	%rbx, %r11
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_tail_whole_6
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_part_6:
+	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_consume_whole_3
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_part_3:
 	cmpq	%r10, %r11
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_tail_used_6
+	je	.Laesgen_bitsliced512_face_r2_xor_stream_consume_used_3
 	movq	%r11, %rbx
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte_6:
-	movzbl	14208(%rdi,%rbx,1), %ebp
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_byte_3:
+	movzbl	(%r9,%rbx,1), %ebp
 	xorb	(%rdx,%rbx,1), %bpl
 	movb	%bpl, (%rsi,%rbx,1)
 	incq	%rbx
 	cmpq	%r10, %rbx
-	jb	.Laesgen_bitsliced512_face_r2_xor_stream_tail_byte_6
-	vmovdqu64	14208(%rdi,%r11,1), %xmm0
+	jb	.Laesgen_bitsliced512_face_r2_xor_stream_consume_byte_3
+	vmovdqu64	(%r9,%r11,1), %xmm0
 	vmovdqa64	%xmm0, 272(%rdi)
 	addq	$16, %r11
 	movq	%r11, %rbx
 	subq	%r10, %rbx
 	movq	%rbx, 288(%rdi)
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_used_6:
+.Laesgen_bitsliced512_face_r2_xor_stream_consume_used_3:
 	shrq	$4, %r11
-	xorl	%ebp, %ebp
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_entry_3:
-	cmpq	%r11, %rbp
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_tail_entries_done_3
-	movq	%rbp, %r12
-	shlq	$4, %r12
-	leaq	(%r9,%rbp,1), %r13
-	shlq	$4, %r13
-	movq	14720(%rdi,%r12,1), %rbx
-	movq	%rbx, 384(%rdi,%r13,1)
-	movq	14728(%rdi,%r12,1), %rbx
-	movq	%rbx, 392(%rdi,%r13,1)
-	incq	%rbp
-	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_tail_entry_3
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_entries_done_3:
-	movq	336(%rdi), %rbx
-	addq	%r11, %rbx
-	cmpq	$256, %rbx
-	jbe	.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill_counted_3
-	movq	$256, %rbx
-.Laesgen_bitsliced512_face_r2_xor_stream_tail_fill_counted_3:
-	movq	%rbx, 336(%rdi)
 	addq	%r11, %rax
 	adcq	$0, %r8
 	addq	%r10, %rdx
@@ -15677,9 +11954,50 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpternlogd	$216, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f128(%rip), %xmm0, %xmm14
 	vpternlogd	$228, .Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f128(%rip), %xmm1, %xmm9
 	vmovdqa64	%xmm5, 368(%rdi)
+	vmovdqa64	%xmm5, %xmm0
+	vpxorq	%xmm1, %xmm1, %xmm1
+	vmovdqa64	%xmm0, %xmm2
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm2, %xmm2
+	vpsubb	%xmm2, %xmm1, %xmm2
+	vpsrlq	$1, %xmm0, %xmm3
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm3, %xmm3
+	vpsubb	%xmm3, %xmm1, %xmm3
+	vpsrlq	$2, %xmm0, %xmm4
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm4, %xmm4
+	vpsubb	%xmm4, %xmm1, %xmm4
+	vpsrlq	$3, %xmm0, %xmm5
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm5, %xmm5
+	vpsubb	%xmm5, %xmm1, %xmm5
+	vpsrlq	$4, %xmm0, %xmm6
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm6, %xmm6
+	vpsubb	%xmm6, %xmm1, %xmm6
+	vpsrlq	$5, %xmm0, %xmm7
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm7, %xmm7
+	vpsubb	%xmm7, %xmm1, %xmm7
+	vpsrlq	$6, %xmm0, %xmm8
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm8, %xmm8
+	vpsubb	%xmm8, %xmm1, %xmm8
+	vpsrlq	$7, %xmm0, %xmm0
+	vpandq	.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128(%rip), %xmm0, %xmm0
+	vpsubb	%xmm0, %xmm1, %xmm0
+	vshufi32x4	$0, %zmm2, %zmm2, %zmm1
+	vmovdqu64	%zmm1, 14720(%rdi)
+	vshufi32x4	$0, %zmm3, %zmm3, %zmm1
+	vmovdqu64	%zmm1, 14784(%rdi)
+	vshufi32x4	$0, %zmm4, %zmm4, %zmm1
+	vmovdqu64	%zmm1, 14848(%rdi)
+	vshufi32x4	$0, %zmm5, %zmm5, %zmm1
+	vmovdqu64	%zmm1, 14912(%rdi)
+	vshufi32x4	$0, %zmm6, %zmm6, %zmm1
+	vmovdqu64	%zmm1, 14976(%rdi)
+	vshufi32x4	$0, %zmm7, %zmm7, %zmm1
+	vmovdqu64	%zmm1, 15040(%rdi)
+	vshufi32x4	$0, %zmm8, %zmm8, %zmm1
+	vmovdqu64	%zmm1, 15104(%rdi)
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 15168(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -15687,19 +12005,12 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_bitsliced512_face_r2_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_bitsliced512_face_r2_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_bitsliced512_face_r2_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_bitsliced512_face_r2_xor_stream_window_ok256
 .Laesgen_bitsliced512_face_r2_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
 	movq	$0, 336(%rdi)
+	movq	$0, 15232(%rdi)
 	jmp	.Laesgen_bitsliced512_face_r2_xor_stream_window_ok256
 .Laesgen_bitsliced512_face_r2_xor_stream_return:
 	vpxorq	%xmm16, %xmm16, %xmm16
@@ -15714,31 +12025,11 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	vpxorq	%xmm25, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vzeroall
-	popq	%r13
-	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_bitsliced512_face_r2_xor_stream, .-aesgen_bitsliced512_face_r2_xor_stream
 	.section	.rodata
-	.p2align	6
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512:
-	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
-	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
-	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
-	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
-	.p2align	6
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512:
-	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
-	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
-	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
-	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
-	.p2align	6
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512:
-	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
-	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
-	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
-	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	6
 .Laesgen_bitsliced512_face_r2_xor_stream_bs_rotations512:
 	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
@@ -15869,6 +12160,24 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
 	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	6
+.Laesgen_bitsliced512_face_r2_xor_stream_bs_m55512:
+	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
+	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
+	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
+	.byte	0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55
+	.p2align	6
+.Laesgen_bitsliced512_face_r2_xor_stream_bs_m33512:
+	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
+	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
+	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
+	.byte	0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33
+	.p2align	6
+.Laesgen_bitsliced512_face_r2_xor_stream_bs_m0f512:
+	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
+	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
+	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
+	.byte	0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f
 	.p2align	4
 .Laesgen_bitsliced512_face_r2_xor_stream_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
@@ -15974,6 +12283,9 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	.p2align	4
 .Laesgen_bitsliced512_face_r2_xor_stream_bs_rot2_l0128:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	4
+.Laesgen_bitsliced512_face_r2_xor_stream_bs_m01128:
+	.byte	0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01
 	.p2align	6
 .Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1512:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -15998,12 +12310,6 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
-	.p2align	6
-.Laesgen_bitsliced512_face_r2_xor_stream_bs_unlayout2512:
-	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
-	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
-	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
-	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 	.p2align	4
 .Laesgen_bitsliced512_face_r2_xor_stream_bs_rot1_l1128:
 	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
@@ -16021,7 +12327,7 @@ aesgen_bitsliced512_face_r2_xor_stream:
 	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
-# wipe(ctx): zero all 15232 bytes of the context.
+# wipe(ctx): zero all 15296 bytes of the context.
 # Requires: AVX, AVX512F, AVX512VL
 	.text
 	.globl	aesgen_bitsliced512_face_r2_wipe
@@ -16030,7 +12336,7 @@ aesgen_bitsliced512_face_r2_xor_stream:
 aesgen_bitsliced512_face_r2_wipe:
 	endbr64
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	$238, %rax
+	movq	$239, %rax
 .Laesgen_bitsliced512_face_r2_wipe_zero:
 	vmovdqu64	%zmm0, (%rdi)
 	addq	$64, %rdi

@@ -26,9 +26,11 @@ slice 7 into slices 0, 1, 3, 4 (x^8 = x^4 + x^3 + x + 1): 8 + 8 + 8 + 19 = 43 in
 seed 004's count (legacy SSE adds a register copy before each destructive rot1 PSHUFB);
 AddRoundKey = one XOR per slice (folded into VPTERNLOGD where a sum has five terms).
 
-FACE works unchanged: the skeleton hands over states in byte order (C2 ^ T2[in15] for r2)
-and the engine transposes, so rounds 0-2 cost 8 table loads and XORs a batch instead of
-three bit-sliced rounds. Round 0 is an XOR in byte order before the transpose.
+The batch loop is kernels/grouped_ctr.py (every batch one aligned group of 8 x lanes
+blocks), which calls the parts separately: to_slices, slice_rounds, from_slices. FACE is
+kept in slice form: a table entry is a group's slices after round 1 or 2 XOR the window's
+cache in slice form (store_sliced_cache), so r2 starts a batch from 8 loads and 8 XORs with
+no transpose into slices. Round 0 is an XOR in byte order before the transpose.
 
 Constant time: no table lookups, no secret-dependent branch or address; the key schedule's
 SubWord uses the same netlist on one register ("mask slices": each byte 0x00 or 0xff).
@@ -70,7 +72,7 @@ def key_slices_size(spec: KernelSpec) -> int:
 class BitslicedEngine(RoundEngine):
     """Rounds on 8 registers of bit slices; see the module docstring."""
 
-    whole_batch = True          # transposes cost: the skeleton asks for all rounds at once
+    grouped_batches = True      # transposes cost: every batch is a whole aligned group
 
     def __init__(self, spec: KernelSpec) -> None:
         super().__init__(spec)
@@ -80,13 +82,21 @@ class BitslicedEngine(RoundEngine):
 
     # --- context ----------------------------------------------------------------------
     def context_extra(self) -> int:
-        """Round-key slices, S-box spill slots, the tail batch's keystream and entries."""
-        return key_slices_size(self.spec) + (SCRATCH_SLOTS + 16) * self.spec.width // 8
+        """Round-key slices, S-box spill slots, a batch's keystream (for the head and tail
+        of a message), the sliced FACE cache and a byte a group marking its table entry."""
+        return self.group_flags() + 64
 
-    def tail_buffers(self) -> tuple[int, int]:
-        wb = self.spec.width // 8
-        start = key_slices_size(self.spec) + SCRATCH_SLOTS * wb
-        return start, start + 8 * wb
+    def r1_entry(self) -> int:
+        """rd1+ entries are whole groups in slice form: 16 bytes a block (grouped_ctr.py)."""
+        return 16
+
+    def keystream_buffer(self) -> int:
+        """Offset in the extra area of a batch's keystream, block after block."""
+        return key_slices_size(self.spec) + SCRATCH_SLOTS * self.spec.width // 8
+
+    def group_flags(self) -> int:
+        """Offset in the extra area of the filled-group flags (one byte a group)."""
+        return key_slices_size(self.spec) + (SCRATCH_SLOTS + 16) * self.spec.width // 8
 
     def _key_mem(self, k, r: int, i: int, width: int) -> Mem:
         step = self.spec.width // 8
@@ -97,6 +107,7 @@ class BitslicedEngine(RoundEngine):
         return lambda n: Mem(width, base=self._ctx, disp=base + n * width // 8)
 
     def prepare(self, k, b, v, ctx, bits) -> Keys:
+        self._ctx = ctx
         return Keys(ctx, None, self.spec.width)
 
     # --- constants --------------------------------------------------------------------
@@ -238,7 +249,8 @@ class BitslicedEngine(RoundEngine):
                 a.jne(top)
         return slices
 
-    def rounds(self, k, b, v, keys, blocks, first, last, nr) -> None:
+    def rounds(self, k, b, v, keys, blocks, first, last, nr) -> list[Reg] | None:
+        """Rounds first..last on byte-order blocks: transpose in, rounds, transpose out."""
         width = blocks[0].width
         self._ctx = keys.ctx
         if first == 0:
@@ -248,17 +260,40 @@ class BitslicedEngine(RoundEngine):
             first = 1
         if first > last:
             return None
+        slices = self.to_slices(b, v, blocks, first - 1, nr)
+        slices = self.slice_rounds(k, b, v, slices, first, last, nr)
+        # the results stay where they are: the skeleton continues with these registers
+        # (copying them back into ``blocks`` would give those a second live range)
+        return self.from_slices(b, v, slices, last, nr, len(blocks))
+
+    def to_slices(self, b, v, blocks: list[Reg], after: int, nr: int) -> list[Reg]:
+        """Byte-order blocks (states after round ``after``) -> 8 registers of slices in
+        layout(after, nr). A short batch is padded with zero lanes."""
+        width = blocks[0].width
         regs = list(blocks)
         with b.phase("transpose"):
-            while len(regs) < 8:                 # a short batch: lanes of zeros
+            while len(regs) < 8:
                 z = b.vec(width)
                 v.xor(z, z, z)
                 regs.append(z)
-            # byte order -> the layout round first-1 left
-            self._shuffle_unless_identity(b, v, regs, layout(first - 1, nr),
-                                          f"layout{(first - 1 - nr) % 4}", width)
+            self._shuffle_unless_identity(b, v, regs, layout(after, nr),
+                                          f"layout{(after - nr) % 4}", width)
             self._bit_transpose(b, v, regs)
-        slices = regs
+        return regs
+
+    def from_slices(self, b, v, slices: list[Reg], last: int, nr: int, n: int) -> list[Reg]:
+        """Slices after round ``last`` -> the first ``n`` registers of byte-order blocks."""
+        width = slices[0].width
+        with b.phase("transpose"):
+            self._bit_transpose(b, v, slices)
+            self._shuffle_unless_identity(b, v, slices[:n], inverse(layout(last, nr)),
+                                          f"unlayout{(last - nr) % 4}", width)
+        return slices[:n]
+
+    def slice_rounds(self, k, b, v, slices: list[Reg], first: int, last: int,
+                     nr: int) -> list[Reg]:
+        """Rounds first..last (first >= 1) on slices in layout(first - 1, nr)."""
+        width = slices[0].width
         middle_end = min(last, nr - 1)
         loop_from = max(first, 3)
         for r in range(first, min(middle_end, 2) + 1):
@@ -277,13 +312,32 @@ class BitslicedEngine(RoundEngine):
                 key = self._key(k, nr, width)
                 for i, x in enumerate(slices):
                     v.xor(x, x, key(i))
-        with b.phase("transpose"):
-            self._bit_transpose(b, v, slices)
-            self._shuffle_unless_identity(b, v, slices[:len(blocks)], inverse(layout(last, nr)),
-                                          f"unlayout{(last - nr) % 4}", width)
-        # the results stay where they are: the skeleton continues with these registers
-        # (copying them back into ``blocks`` would give those a second live range)
-        return slices[:len(blocks)]
+        return slices
+
+    # --- FACE in slice form ---------------------------------------------------------------
+    def sliced_cache(self, k, i: int, width: int) -> Mem:
+        """Slice i of the window's FACE cache (C1 or C2 in every block), in the context."""
+        start = key_slices_size(self.spec) + (SCRATCH_SLOTS + 8) * self.spec.width // 8
+        return Mem(width, base=self._ctx, disp=k.layout.extra + start + i * self.spec.width // 8)
+
+    def store_sliced_cache(self, k, b, v, ctx: Reg, cache: Reg, after: int, nr: int) -> None:
+        """Store the slices of the byte-order cache ``cache`` (an xmm: the state after round
+        ``after`` of the window's first block) as if every block of a batch held it: slice i
+        byte q = 0xff where bit i of byte layout(after)[q] is set. A FACE table entry XORed
+        with these is a batch's state after round ``after``, already in slice form."""
+        self._ctx = ctx
+        width = self.spec.width
+        x = b.xmm()
+        v.copy(x, cache)
+        self._shuffle_unless_identity(b, v, [x], layout(after, nr),
+                                      f"layout{(after - nr) % 4}", 128)
+        for i, s in enumerate(self._to_slices(b, v, x, 128)):
+            if width == 128:
+                v.store(self.sliced_cache(k, i, 128), s)
+            else:
+                wide = b.vec(width)
+                v.broadcast_register(wide, s)
+                v.store(self.sliced_cache(k, i, width), wide, aligned=False)
 
     # --- key schedule ------------------------------------------------------------------
     def _to_slices(self, b, v, x: Reg, width: int) -> list[Reg]:

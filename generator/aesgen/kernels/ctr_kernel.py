@@ -65,13 +65,9 @@ class Kernel:
         self.spec = spec
         self.table = load_table("x86_64")
         self.engine: RoundEngine = engine_for(spec)
-        self.layout = L.layout_for(spec.face, 4 if spec.width == 128 else 16,
+        self.layout = L.layout_for(spec.face, self.engine.r1_entry(),
                                    self.engine.context_extra())
         self.engine.bind(self)
-        if self.engine.whole_batch:      # buffers of the tail batch (_tail_consume)
-            keystream, entries = self.engine.tail_buffers()
-            self.tail_keystream = self.layout.extra + keystream
-            self.tail_entries = self.layout.extra + entries
         self.r1_entry = self.layout.r1_entry
 
     def builder(self, entry: str, doc: str) -> tuple[KernelBuilder, VectorOps]:
@@ -244,9 +240,13 @@ def build_xor_stream(k: Kernel) -> Function:
         a.cmp(kb.w32, Imm(bits))
         a.je(label)
     a.jmp(done)                      # not initialised: nothing to do
+    if k.engine.grouped_batches:
+        from .grouped_ctr import stream_body
+    else:
+        stream_body = _stream_body
     for bits, label in bodies.items():
         b.bind(label)
-        _stream_body(k, b, v, bits, ctx, out, inp, length, done)
+        stream_body(k, b, v, bits, ctx, out, inp, length, done)
     b.bind(done)
     a.ret()
     b.function.scrub_vectors = True
@@ -280,8 +280,7 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
         keys = k.engine.prepare(k, b, v, ctx, bits)
     s = Stream(ctx, out, inp, length, lo, hi, idx, end, top, keys)
 
-    whole = k.engine.whole_batch
-    ladder = [spec.interleave] if whole else batch_ladder(spec)
+    ladder = batch_ladder(spec)
     tries = [b.label(f"try{m}_{bits}") for m in ladder] + [single]
     with b.region(f"steady-{bits}"):
         with b.phase("loop"):
@@ -329,24 +328,7 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
                 b.bind(fill)
                 _batch(k, b, v, bits, s, m, spec.width, "fill")
 
-    if whole:
-        # a batch costs the same however few of its blocks are used: one tail batch,
-        # not a ladder of smaller ones and single blocks
-        with b.region(f"tail-{bits}"):
-            b.bind(single)
-            if face == "none":
-                _batch(k, b, v, bits, s, spec.interleave, spec.width, "full", tail=True)
-            else:
-                tail_fill = b.label(f"tail_fill{bits}")
-                a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
-                a.jne(tail_fill)
-                _batch(k, b, v, bits, s, spec.interleave, spec.width, "fast", tail=True)
-        if face != "none":
-            with b.region(f"tail_fill-{bits}"):
-                b.bind(tail_fill)
-                _batch(k, b, v, bits, s, spec.interleave, spec.width, "fill", tail=True)
-    else:
-        _single_paths(k, b, v, bits, s, single)
+    _single_paths(k, b, v, bits, s, single)
 
     b.bind(end)
     a.mov(_m(64, ctx, L.CTR_LO), lo)
@@ -387,7 +369,7 @@ def _lane_offsets(lanes: int, first: int) -> bytes:
 
 
 def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: int,
-           width: int, mode: str, tail: bool = False) -> None:
+           width: int, mode: str) -> None:
     """m registers of width bits (m * lanes blocks) whose in15 run idx.. without wrapping.
 
     mode "full": every round computed; "fast": rounds up to the FACE level come from the
@@ -396,9 +378,6 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
     j < blocks to in15 never carries and equals XOR: block j XOR round key 0 is then
     (counter ^ key0) ^ j, one XOR a register instead of an add and an XOR.
     A single xmm block (m == 1, width 128) may also be the partial last one (len < 16).
-    ``tail`` (engines with whole_batch): the batch may run past the window's or the
-    message's end; its keystream goes to the context's buffer and _tail_consume uses what
-    fits (fill mode keeps the entries in a second buffer and stores the ones used).
     """
     a, nr, face = b.asm, ROUNDS[bits], k.spec.face
     lanes = width // 128
@@ -416,12 +395,10 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
                 a.lea(table_ptr, _m(8, s.ctx, k.layout.table_r1, index=_scaled(b, s.idx, 4)))
             else:
                 a.lea(table_ptr, _m(8, s.ctx, k.layout.table_r2, index=_scaled(b, s.idx, 4)))
-        if not (mode == "fill" and k.engine.whole_batch):   # else loaded after the rounds
-            cache = b.vec(width)
-            with b.phase("rounds_0_2"):
-                v.broadcast_lane(cache, _m(128, s.ctx, L.CACHE_R1 if face == "r1"
-                                           else L.CACHE_R2))
-    whole = k.engine.whole_batch     # one rounds() call from the first round needed to Nr
+        cache = b.vec(width)
+        with b.phase("rounds_0_2"):
+            v.broadcast_lane(cache, _m(128, s.ctx, L.CACHE_R1 if face == "r1"
+                                       else L.CACHE_R2))
     if mode == "aligned":
         with b.phase("counter"):
             base = _counter_in_every_lane(k, b, v, s, width)
@@ -429,8 +406,8 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             keyed = b.vec(width)
             v.xor(keyed, base, s.keys.get(b, v, 0, width))     # round 0 once a batch
             _spread_blocks(b, v, blocks, keyed, v.xor)
-            blocks = k.engine.rounds(k, b, v, s.keys, blocks, 1, nr if whole else 2, nr) or blocks
-        done = nr if whole else 2
+            blocks = k.engine.rounds(k, b, v, s.keys, blocks, 1, 2, nr) or blocks
+        done = 2
     elif mode == "fast":
         with b.phase("rounds_0_2"):
             for i, x in enumerate(blocks):
@@ -443,7 +420,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
                     # may XOR them from memory directly
                     v.xor(x, cache, _m(width, table_ptr, step * i))
             done = skip
-            if face == "r1" and not whole:
+            if face == "r1":
                 blocks = k.engine.rounds(k, b, v, s.keys, blocks, 2, 2, nr) or blocks
                 done = 2
     else:
@@ -452,37 +429,27 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             _spread_blocks(b, v, blocks, base, v.add_bytes)
         with b.phase("rounds_0_2"):
             if mode == "full":
-                blocks = k.engine.rounds(k, b, v, s.keys, blocks, 0, nr if whole else 2, nr) or blocks
-                done = nr if whole else 2
+                blocks = k.engine.rounds(k, b, v, s.keys, blocks, 0, 2, nr) or blocks
+                done = 2
             else:
                 blocks = k.engine.rounds(k, b, v, s.keys, blocks, 0, skip, nr) or blocks
                 done = skip
                 with b.phase("table_fill"):
-                    if whole:     # the cache was not kept live across the rounds
-                        cache = b.vec(width)     # (a fresh register: allocation order)
-                        v.broadcast_lane(cache, _m(128, s.ctx, L.CACHE_R1 if face == "r1"
-                                                   else L.CACHE_R2))
                     e = b.vec(width)
                     for i, x in enumerate(blocks):
                         v.xor(e, x, cache)
-                        if tail:
-                            v.store(_m(width, s.ctx, k.tail_entries + width // 8 * i), e,
-                                    aligned=False)
-                        elif face == "r1" and r1_entry == 4:
+                        if face == "r1" and r1_entry == 4:
                             v.store_u32(_m(32, table_ptr, 4 * i), e)
                         else:
                             step = lanes * (r1_entry if face == "r1" else 16)
                             v.store(_m(width, table_ptr, step * i), e,
                                     aligned=(width == 128))
-                if face == "r1" and not whole:
+                if face == "r1":
                     blocks = k.engine.rounds(k, b, v, s.keys, blocks, 2, 2, nr) or blocks
                     done = 2
     if done < nr:
         with b.phase("rounds_3_nr"):
             blocks = k.engine.rounds(k, b, v, s.keys, blocks, done + 1, nr, nr) or blocks
-    if tail:
-        _tail_consume(k, b, v, s, blocks, fill=(mode == "fill"), r1_entry=r1_entry)
-        return
     if mode == "fill":
         with b.phase("table_fill"):
             fill_ok = b.label("fill_counted")
@@ -511,98 +478,6 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
         a.jmp(s.top)
     if partial is not None:
         _partial_tail(b, v, s, blocks[0], partial)
-
-
-def _tail_consume(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, blocks: list[Reg],
-                  fill: bool, r1_entry: int) -> None:
-    """Use the keystream of a tail batch: as many bytes as the message and the window
-    hold (fewer than the batch has). Whole blocks are XORed 16 bytes at a time; a last
-    partial block keeps its keystream in KEYSTREAM for the next call. In fill mode the
-    table entries of the blocks used are copied from the entry buffer."""
-    a, ctx = b.asm, s.ctx
-    width = blocks[0].width
-    with b.phase("tail"):
-        for i, x in enumerate(blocks):
-            v.store(_m(width, ctx, k.tail_keystream + width // 8 * i), x, aligned=False)
-        n, j, t = b.gp(), b.gp(), b.gp()
-        a.mov(n, Imm(256))
-        a.sub(n, s.idx)
-        a.shl(n, Imm(4))                       # bytes left in the window
-        keep = b.label("tail_n")
-        a.cmp(s.length, n)
-        a.jae(keep)
-        a.mov(n, s.length)
-        b.bind(keep)
-        a.xor(j.w32, j.w32)
-        whole, part, used = b.label("tail_whole"), b.label("tail_part"), b.label("tail_used")
-        b.bind(whole)
-        a.lea(t, _m(8, j, 16))
-        a.cmp(t, n)
-        a.ja(part)
-        x = b.xmm()
-        v.load(x, _m(128, ctx, k.tail_keystream, index=j), aligned=False)
-        v.xor(x, x, _m(128, s.inp, index=j), unaligned=True)
-        v.store(_m(128, s.out, index=j), x, aligned=False)
-        a.mov(j, t)
-        a.jmp(whole)
-        b.bind(part)
-        a.cmp(j, n)
-        a.je(used)
-        tb, loop = b.gp(), b.label("tail_byte")
-        a.mov(t, j)
-        b.bind(loop)
-        a.movzx(tb.w32, _m(8, ctx, k.tail_keystream, index=t))
-        a.xor(tb.w8, _m(8, s.inp, index=t))
-        a.mov(_m(8, s.out, index=t), tb.w8)
-        a.inc(t)
-        a.cmp(t, n)
-        a.jb(loop)
-        ks = b.xmm()
-        v.load(ks, _m(128, ctx, k.tail_keystream, index=j), aligned=False)
-        v.store(_m(128, ctx, L.KEYSTREAM), ks)
-        a.add(j, Imm(16))
-        a.mov(t, j)
-        a.sub(t, n)
-        a.mov(_m(64, ctx, L.KEYSTREAM_LEFT), t)
-        b.bind(used)
-        a.shr(j, Imm(4))                       # blocks used
-        if fill:
-            e, src, dst = b.gp(), b.gp(), b.gp()
-            copy, copied = b.label("tail_entry"), b.label("tail_entries_done")
-            a.xor(e.w32, e.w32)
-            b.bind(copy)
-            a.cmp(e, j)
-            a.je(copied)
-            a.mov(src, e)
-            a.shl(src, Imm(4))
-            a.lea(dst, _m(8, s.idx, 0, index=e))          # in15 of the entry
-            table = k.layout.table_r1 if k.spec.face == "r1" else k.layout.table_r2
-            if r1_entry == 4 and k.spec.face == "r1":
-                a.mov(t.w32, _m(32, ctx, k.tail_entries, index=src))
-                a.mov(_m(32, ctx, table, index=dst, scale=4), t.w32)
-            else:
-                a.shl(dst, Imm(4))
-                a.mov(t, _m(64, ctx, k.tail_entries, index=src))
-                a.mov(_m(64, ctx, table, index=dst), t)
-                a.mov(t, _m(64, ctx, k.tail_entries + 8, index=src))
-                a.mov(_m(64, ctx, table + 8, index=dst), t)
-            a.inc(e)
-            a.jmp(copy)
-            b.bind(copied)
-            fill_ok = b.label("tail_fill_counted")
-            a.mov(t, _m(64, ctx, L.FILL_COUNT))
-            a.add(t, j)
-            a.cmp(t, Imm(256))
-            a.jbe(fill_ok)
-            a.mov(t, Imm(256))
-            b.bind(fill_ok)
-            a.mov(_m(64, ctx, L.FILL_COUNT), t)
-        a.add(s.lo, j)
-        a.adc(s.hi, Imm(0))
-        a.add(s.inp, n)
-        a.add(s.out, n)
-        a.sub(s.length, n)
-        a.jmp(s.top)
 
 
 def _counter_in_every_lane(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream,
@@ -675,14 +550,10 @@ def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     a.mov(base, lo)
     b.emit("and", base, Imm(-256))
     x = k.counter_block(b, v, base, hi)
-    if face == "r2" and k.engine.whole_batch:
-        x = (k.engine.rounds(k, b, v, s.keys, [x], 0, 2, nr) or [x])[0]
-        v.store(_m(128, ctx, L.CACHE_R2), x)
-    else:
-        x = (k.engine.rounds(k, b, v, s.keys, [x], 0, 1, nr) or [x])[0]
+    x = (k.engine.rounds(k, b, v, s.keys, [x], 0, 1, nr) or [x])[0]
     if face == "r1":
         v.store(_m(128, ctx, L.CACHE_R1), x)
-    elif not k.engine.whole_batch:
+    else:
         x = (k.engine.rounds(k, b, v, s.keys, [x], 2, 2, nr) or [x])[0]
         v.store(_m(128, ctx, L.CACHE_R2), x)
     a.mov(_m(64, ctx, L.WINDOW_LO), base)

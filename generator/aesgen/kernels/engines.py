@@ -64,13 +64,18 @@ class Keys:
 
 class RoundEngine:
     resident_keys: bool
-    # True when a call of rounds() has a fixed cost beyond its rounds (the bit-sliced
-    # transposes): the skeleton then asks for rounds first..Nr in one call where it can.
-    whole_batch = False
+    # True when a batch costs the same however few of its blocks are used (the bit-sliced
+    # transposes and rounds): every batch is then one aligned group (kernels/grouped_ctr.py)
+    grouped_batches = False
 
     def context_extra(self) -> int:
         """Bytes of the context this engine keeps for itself (ContextLayout.extra)."""
         return 0
+
+    def r1_entry(self) -> int:
+        """Bytes a block of the FACE rd1+ table: column 0 only (4) on xmm, 16 where one
+        wide load must fetch the entries of a register's lanes."""
+        return 4 if self.spec.width == 128 else 16
 
     def bind(self, k) -> None:
         """Called once with the kernel being built."""
