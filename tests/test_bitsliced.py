@@ -134,16 +134,9 @@ def test_face_r2_skips_rounds_0_2(compiled):
 
 
 # --- native runs of encodings no preset ships ----------------------------------------------
-NEEDS = {"avx": {"avx", "avx2", "ssse3"}, "evex": {"avx512f", "avx512bw", "avx512vl"}}
-
-
-@pytest.mark.parametrize("face", ["none", "r1", "r2"])
-@pytest.mark.parametrize("encoding,width", [("avx", 128), ("evex", 128), ("evex", 256)])
-def test_uncommitted_encodings_match_the_model(tmp_path, encoding, width, face):
-    missing = NEEDS[encoding] - cpu_flags()
-    if missing:
-        pytest.skip(f"this CPU lacks {', '.join(sorted(missing))}")
-    spec = KernelSpec("bitsliced", face, (128, 256), 8, encoding, "t_", width)
+def _load(tmp_path, spec: KernelSpec):
+    """Compile ``spec`` into a shared library; its init and xor_stream, and a 64-aligned
+    context (with the buffer that owns it, to keep alive)."""
     ck = compile_kernel(spec)
     src = tmp_path / "k.S"
     src.write_text(".text\n" + "\n".join(ck.texts.values()) +
@@ -156,7 +149,20 @@ def test_uncommitted_encodings_match_the_model(tmp_path, encoding, width, face):
     init.argtypes = [vp, vp, ctypes.c_size_t, vp]
     xs.argtypes = [vp, vp, vp, ctypes.c_size_t]
     buf = ctypes.create_string_buffer(ck.ctx_size + 64)
-    ctx = (ctypes.addressof(buf) + 63) // 64 * 64
+    return ck, init, xs, (ctypes.addressof(buf) + 63) // 64 * 64, buf
+
+
+NEEDS = {"avx": {"avx", "avx2", "ssse3"}, "evex": {"avx512f", "avx512bw", "avx512vl"}}
+
+
+@pytest.mark.parametrize("face", ["none", "r1", "r2"])
+@pytest.mark.parametrize("encoding,width", [("avx", 128), ("evex", 128), ("evex", 256)])
+def test_uncommitted_encodings_match_the_model(tmp_path, encoding, width, face):
+    missing = NEEDS[encoding] - cpu_flags()
+    if missing:
+        pytest.skip(f"this CPU lacks {', '.join(sorted(missing))}")
+    spec = KernelSpec("bitsliced", face, (128, 256), 8, encoding, "t_", width)
+    ck, init, xs, ctx, _buf = _load(tmp_path, spec)
     rng = random.Random(width + len(face))
     for bits in (128, 256):
         for in15, n in ((0, 4096), (250, 700), (3, 1000), (255, 33)):
@@ -181,3 +187,59 @@ def test_aarch64_references_are_marked_quoted_and_show_our_predictions():
     assert "neon-tbl-face-r2" in text and "11.17" in text and "16.00" not in text
     assert text.count("quoted from OpenSSL's file header, not measured here") == 2
     assert "18.10" in text and "17.50" in text and "seed 003" in text
+
+
+# --- FACE in slice form: the table and cache in the context, against the model ----------
+def _mask_slices(state: bytes) -> list[bytes]:
+    """Slices of a state held by every block: slice i byte q = 0xff where bit i of byte q."""
+    return [bytes(0xFF if (x >> i) & 1 else 0 for x in state) for i in range(8)]
+
+
+def _group_slices(states: list[bytes]) -> list[bytes]:
+    """Slices of 8 blocks' states (block j at bit j), via the simulated transpose."""
+    regs = _transpose([int.from_bytes(s, "little") for s in states])
+    return [r.to_bytes(16, "little") for r in regs]
+
+
+@pytest.mark.parametrize("face", ["r1", "r2"])
+def test_face_table_and_cache_are_kept_in_slice_form(tmp_path, face):
+    from aesgen.kernels import ctx_layout as L
+    from aesgen.kernels.ctr_kernel import Kernel
+    from aesgen.kernels.slice_layout import apply
+    from aesgen.model import face as F
+    from aesgen.model.aes import expand_key
+
+    spec = KernelSpec("bitsliced", face, (128, 192), 8, "sse", "t_", 128)
+    ck, init, xs, ctx, _buf = _load(tmp_path, spec)
+    kernel = Kernel(spec)
+    skip = {"r1": 1, "r2": 2}[face]
+    table = kernel.layout.table_r1 if face == "r1" else kernel.layout.table_r2
+    engine = kernel.engine
+    rng = random.Random(len(face))
+    for bits in (128, 192):
+        nr = {128: 10, 192: 12}[bits]
+        key = bytes(rng.randrange(256) for _ in range(bits // 8))
+        iv = bytes(rng.randrange(256) for _ in range(15)) + bytes([77])   # starts mid-group
+        n = 16 * 300 + 5                      # completes the table, ends in a new window
+        data = bytes(rng.randrange(256) for _ in range(n))
+        assert init(ctx, key, len(key), iv) == 0
+        out = ctypes.create_string_buffer(n)
+        xs(ctx, out, data, n)
+        assert out.raw == ctr_xor(key, iv, data)
+        raw = ctypes.string_at(ctx, ck.ctx_size)
+        assert int.from_bytes(raw[L.FILL_COUNT:L.FILL_COUNT + 8], "little") == 256
+        flags = kernel.layout.extra + engine.group_flags()
+        assert raw[flags:flags + 32] == b"\x01" * 32, "every group marked filled once"
+        rk = expand_key(key)
+        last = (int.from_bytes(iv, "big") + 300) % (1 << 128)     # block of the last window
+        block = last.to_bytes(16, "big")
+        pi = layout(skip, nr)
+        diffs = F._difference_table(rk, block, skip)          # s_f(base|v) ^ C_f, FIPS order
+        for g in range(32):
+            want = _group_slices([bytes(apply(pi, list(d))) for d in diffs[8 * g:8 * g + 8]])
+            got = raw[table + 128 * g:table + 128 * g + 128]
+            assert got == b"".join(want), f"AES-{bits} {face}: group {g} of the table"
+        cache = F.rd1_cache(rk, block) if face == "r1" else F.rd2_cache(rk, block)
+        start = kernel.layout.extra + engine.sliced_cache_offset()
+        got = raw[start:start + 128]
+        assert got == b"".join(_mask_slices(bytes(apply(pi, list(cache))))), "sliced cache"

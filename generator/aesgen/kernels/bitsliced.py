@@ -315,10 +315,14 @@ class BitslicedEngine(RoundEngine):
         return slices
 
     # --- FACE in slice form ---------------------------------------------------------------
+    def sliced_cache_offset(self) -> int:
+        """Offset in the extra area of the window's FACE cache in slice form (8 registers)."""
+        return key_slices_size(self.spec) + (SCRATCH_SLOTS + 8) * self.spec.width // 8
+
     def sliced_cache(self, k, i: int, width: int) -> Mem:
         """Slice i of the window's FACE cache (C1 or C2 in every block), in the context."""
-        start = key_slices_size(self.spec) + (SCRATCH_SLOTS + 8) * self.spec.width // 8
-        return Mem(width, base=self._ctx, disp=k.layout.extra + start + i * self.spec.width // 8)
+        return Mem(width, base=self._ctx, disp=k.layout.extra + self.sliced_cache_offset()
+                   + i * self.spec.width // 8)
 
     def store_sliced_cache(self, k, b, v, ctx: Reg, cache: Reg, after: int, nr: int) -> None:
         """Store the slices of the byte-order cache ``cache`` (an xmm: the state after round

@@ -283,20 +283,7 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
     ladder = batch_ladder(spec)
     tries = [b.label(f"try{m}_{bits}") for m in ladder] + [single]
     with b.region(f"steady-{bits}"):
-        with b.phase("loop"):
-            b.bind(top)
-            a.test(length, length)
-            a.je(end)
-            if face != "none":
-                t = b.gp()
-                a.mov(t, lo)
-                b.emit("and", t, Imm(-256))
-                a.cmp(t, _m(64, ctx, L.WINDOW_LO))
-                a.jne(refresh)
-                a.cmp(hi, _m(64, ctx, L.WINDOW_HI))
-                a.jne(refresh)
-            b.bind(window_ok)
-            a.movzx(idx.w32, lo.w8)
+        loop_head(b, s, face, refresh, window_ok)
     for n, m in enumerate(ladder):
         blocks = m * spec.lanes
         region = f"steady-{bits}" if n == 0 else f"batch{m}-{bits}"
@@ -339,6 +326,26 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
         with b.region(f"refresh-{bits}"), b.phase("refresh"):
             b.bind(refresh)
             _refresh(k, b, v, s, bits, window_ok)
+
+
+def loop_head(b: KernelBuilder, s: Stream, face: str, refresh: Label, window_ok: Label) -> None:
+    """The top of a batch loop: stop at length 0; with FACE, go to ``refresh`` when the
+    counter has left the window the caches hold; then idx = in15 of the next block."""
+    a = b.asm
+    with b.phase("loop"):
+        b.bind(s.top)
+        a.test(s.length, s.length)
+        a.je(s.end)
+        if face != "none":
+            t = b.gp()
+            a.mov(t, s.lo)
+            b.emit("and", t, Imm(-256))
+            a.cmp(t, _m(64, s.ctx, L.WINDOW_LO))
+            a.jne(refresh)
+            a.cmp(s.hi, _m(64, s.ctx, L.WINDOW_HI))
+            a.jne(refresh)
+        b.bind(window_ok)
+        a.movzx(s.idx.w32, s.lo.w8)
 
 
 def _single_paths(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream,

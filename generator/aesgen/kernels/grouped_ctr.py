@@ -30,7 +30,7 @@ from __future__ import annotations
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Label, Mem, Reg
 from . import ctx_layout as L
-from .ctr_kernel import Stream, _count_up, _m, _spread_blocks
+from .ctr_kernel import Stream, _count_up, _m, _spread_blocks, loop_head
 from .spec import ROUNDS
 from .vector_ops import VectorOps
 
@@ -57,20 +57,8 @@ def stream_body(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg
     s = Stream(ctx, out, inp, length, lo, hi, idx, end, top, keys)
 
     with b.region(f"steady-{bits}"):
+        loop_head(b, s, face, refresh, window_ok)
         with b.phase("loop"):
-            b.bind(top)
-            a.test(length, length)
-            a.je(end)
-            if face != "none":
-                t = b.gp()
-                a.mov(t, lo)
-                b.emit("and", t, Imm(-256))
-                a.cmp(t, _m(64, ctx, L.WINDOW_LO))
-                a.jne(refresh)
-                a.cmp(hi, _m(64, ctx, L.WINDOW_HI))
-                a.jne(refresh)
-            b.bind(window_ok)
-            a.movzx(idx.w32, lo.w8)
             if face != "none":
                 a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
                 a.jne(fill)
@@ -105,10 +93,11 @@ def _group(k, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, mode: str) -
     wb = width // 8
     skip = SKIP[k.spec.face]
     blocks = group_blocks(k)
-    first = b.gp()                           # in15 of the group's first block
-    with b.phase("counter"):
-        a.mov(first, s.idx)
-        b.emit("and", first, Imm(-blocks))
+    if mode != "full":
+        first = b.gp()                       # in15 of the group's first block
+        with b.phase("counter"):
+            a.mov(first, s.idx)
+            b.emit("and", first, Imm(-blocks))
     if mode == "fast":
         with b.phase("counter"):                 # the entry's address: public (in15)
             entry = _entry_address(k, b, s, first)
