@@ -1,9 +1,9 @@
 """Assemble the compiled S-box functions with gcc and run them on this CPU (ctypes).
 
-Each x86 lowering of each library netlist is printed by the project's GNU-as printer,
-linked into a shared library and called on bit-sliced buffers holding all 256 input bytes;
-its outputs are compared with the AES S-box. A strategy whose ISA this CPU lacks is skipped
-with the feature named.
+Each x86 lowering of each library netlist (two_operand both by count and by the timing
+model) is printed by the project's GNU-as printer, linked into a shared library and called
+on bit-sliced buffers holding all 256 input bytes; its outputs are compared with the AES
+S-box. A strategy whose ISA this CPU lacks is skipped with the feature named.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from aesgen.netlist import library
 from aesgen.netlist.emit import ENCODING, compile_lowering, symbol_for
 from aesgen.netlist.evaluate import INPUTS, check_outputs
 from aesgen.netlist.lower import lower
+from aesgen.netlist.report import objectives
 from aesgen.printer.gas_x86_64 import print_function
 
 CPU_FLAG = {"two_operand": "sse2", "three_operand": "avx2", "ternary": "avx512f"}
@@ -38,14 +39,14 @@ def aligned(size: int) -> tuple[ctypes.Array, int]:
     return buf, (ctypes.addressof(buf) + 63) & ~63
 
 
-@pytest.mark.parametrize("strategy", list(ENCODING))
+@pytest.mark.parametrize("strategy,objective", [(s, o) for s in ENCODING for o in objectives(s)])
 @pytest.mark.parametrize("name", library.names())
-def test_native_sbox(name, strategy, tmp_path):
+def test_native_sbox(name, strategy, objective, tmp_path):
     if CPU_FLAG[strategy] not in cpu_flags():
         pytest.skip(f"this CPU has no {CPU_FLAG[strategy]}")
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
-    low = lower(library.load(name), strategy)
+    low = lower(library.load(name), strategy, objective)
     compiled = compile_lowering(low)
     assert compiled.ok, compiled.error
     src = tmp_path / "sbox.S"
@@ -75,5 +76,5 @@ def test_native_sbox(name, strategy, tmp_path):
         for i in range(8):
             got = int.from_bytes(ctypes.string_at(p_out + i * nbytes, nbytes), "little")
             outputs[i] |= (got & ((1 << chunk) - 1)) << start
-    result = check_outputs(f"{name}/{strategy}/native", outputs)
+    result = check_outputs(f"{name}/{strategy}/{objective}/native", outputs)
     assert result, result.describe()

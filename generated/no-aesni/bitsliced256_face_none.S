@@ -7574,8 +7574,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	je	.Laesgen_bitsliced256_face_none_xor_stream_end128
 .Laesgen_bitsliced256_face_none_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	andq	$-16, %r10
 	movq	%rax, %r10
 	andq	$-16, %r10
 	vmovq	%r10, %xmm0
@@ -8508,8 +8506,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	je	.Laesgen_bitsliced256_face_none_xor_stream_end192
 .Laesgen_bitsliced256_face_none_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	andq	$-16, %r10
 	movq	%rax, %r10
 	andq	$-16, %r10
 	vmovq	%r10, %xmm0
@@ -9434,8 +9430,6 @@ aesgen_bitsliced256_face_none_xor_stream:
 	je	.Laesgen_bitsliced256_face_none_xor_stream_end256
 .Laesgen_bitsliced256_face_none_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	andq	$-16, %r10
 	movq	%rax, %r10
 	andq	$-16, %r10
 	vmovq	%r10, %xmm0

@@ -7573,8 +7573,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	je	.Laesgen_bitsliced512_face_none_xor_stream_end128
 .Laesgen_bitsliced512_face_none_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	andq	$-32, %r10
 	movq	%rax, %r10
 	andq	$-32, %r10
 	vmovq	%r10, %xmm0
@@ -8266,8 +8264,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	je	.Laesgen_bitsliced512_face_none_xor_stream_end192
 .Laesgen_bitsliced512_face_none_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	andq	$-32, %r10
 	movq	%rax, %r10
 	andq	$-32, %r10
 	vmovq	%r10, %xmm0
@@ -8951,8 +8947,6 @@ aesgen_bitsliced512_face_none_xor_stream:
 	je	.Laesgen_bitsliced512_face_none_xor_stream_end256
 .Laesgen_bitsliced512_face_none_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	movq	%r9, %r10
-	andq	$-32, %r10
 	movq	%rax, %r10
 	andq	$-32, %r10
 	vmovq	%r10, %xmm0

@@ -28,7 +28,7 @@ differs starts the table again.
 from __future__ import annotations
 
 from ..dsl.builder import KernelBuilder
-from ..dsl.operands import Imm, Label, Mem, Reg
+from ..dsl.operands import Imm, Label, Reg
 from . import ctx_layout as L
 from .ctr_kernel import Stream, _count_up, _m, _spread_blocks, loop_head
 from .spec import ROUNDS
@@ -45,7 +45,7 @@ def group_blocks(k) -> int:
 def stream_body(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg, inp: Reg,
                 length: Reg, done: Label) -> None:
     """The loop for one key size: groups, the head and tail of a message, FACE refresh."""
-    spec, a, face = k.spec, b.asm, k.spec.face
+    a, face = b.asm, k.spec.face
     top, end = b.label(f"top{bits}"), b.label(f"end{bits}")
     window_ok, refresh = b.label(f"window_ok{bits}"), b.label(f"refresh{bits}")
     fill, consume = b.label(f"fill{bits}"), b.label(f"consume{bits}")

@@ -7,7 +7,9 @@
     schedule.py  orders that keep few values live / let gates overwrite dying operands
     cover.py     covers by 3-input cones (VPTERNLOGD, NEON BSL/EOR3/BCAX)
     lower.py     strategies two_operand, three_operand, ternary, neon, neon_sha3: machine
-                 code over virtual registers with copies and spills, and its interpreter
+                 code over virtual registers with copies and spills, and its interpreter;
+                 chosen by instruction count, or (two_operand) by the timing model
+    timing.py    an out-of-order core model: cycles a round of the bit-sliced SSE loop
     emit.py      x86 strategies through the DSL and the real compile passes; an
                  interpreter of the compiled function
     isa.py       the AND/OR/AND-NOT instruction forms the shared table lacks

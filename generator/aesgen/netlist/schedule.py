@@ -10,8 +10,9 @@ copying first.
 whose operands die there in the largest number (so it frees registers and, on two-operand
 machines, needs no copy), then the one whose operands were defined most recently (depth
 first, so values die soon after they are made), then the earliest in the source order. A
-seeded random perturbation of those scores gives the alternative orders that
-``best_schedule`` tries against a cost function (a lowering's instruction count).
+seeded random perturbation of those scores gives the alternative orders
+(``candidate_orders``) that ``best_schedule`` tries against a cost function (a lowering's
+instruction count) and that lower.py's timed choice lowers and times.
 """
 from __future__ import annotations
 
@@ -203,11 +204,11 @@ def in_place_plan(ops: Sequence[Op], outputs: Iterable[str],
     return after
 
 
-def best_schedule(ops: Sequence[Op], inputs: Sequence[str], outputs: Iterable[str],
-                  cost: Callable[[list[Op]], tuple], tries: int = 64, seed: int = 1,
-                  plans: int = 0) -> tuple[list[Op], tuple]:
-    """The cheapest order by ``cost`` among: the source order, the greedy order, and
-    ``tries`` perturbed greedy orders (deterministic for a given ``seed``)."""
+def candidate_orders(ops: Sequence[Op], inputs: Sequence[str], outputs: Iterable[str],
+                     tries: int = 64, seed: int = 1, plans: int = 0) -> list[list[Op]]:
+    """The orders ``best_schedule`` chooses from, in this order: the source order, the
+    greedy order, ``tries`` perturbed greedy orders, then ``plans`` orders list-scheduled
+    under an ``in_place_plan`` (deterministic for a given ``seed``)."""
     outputs = list(outputs)
     candidates = [list(ops), list_schedule(ops, inputs, outputs)]
     rng = random.Random(seed)
@@ -217,8 +218,15 @@ def best_schedule(ops: Sequence[Op], inputs: Sequence[str], outputs: Iterable[st
         after = in_place_plan(ops, outputs, rng)
         candidates.append(list_schedule(ops, inputs, outputs, rng, noise=0.5 * (k % 3),
                                         after=after))
+    return candidates
+
+
+def best_schedule(ops: Sequence[Op], inputs: Sequence[str], outputs: Iterable[str],
+                  cost: Callable[[list[Op]], tuple], tries: int = 64, seed: int = 1,
+                  plans: int = 0) -> tuple[list[Op], tuple]:
+    """The cheapest order by ``cost`` among ``candidate_orders`` (the first of equals)."""
     best = None
-    for order in candidates:
+    for order in candidate_orders(ops, inputs, outputs, tries, seed, plans):
         c = cost(order)
         if best is None or c < best[1]:
             best = (order, c)
