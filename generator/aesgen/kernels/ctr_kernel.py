@@ -270,15 +270,9 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
     """The loop for one key size: batches, single blocks, the partial tail, FACE refresh."""
     spec, a = k.spec, b.asm
     face = spec.face
-    top, end = b.label(f"top{bits}"), b.label(f"end{bits}")
+    s = open_stream(k, b, v, bits, ctx, out, inp, length)
     window_ok, refresh = b.label(f"window_ok{bits}"), b.label(f"refresh{bits}")
     single = b.label(f"single{bits}")
-    lo, hi, idx = b.gp(), b.gp(), b.gp()
-    a.mov(lo, _m(64, ctx, L.CTR_LO))
-    a.mov(hi, _m(64, ctx, L.CTR_HI))
-    with b.phase("key_load"):
-        keys = k.engine.prepare(k, b, v, ctx, bits)
-    s = Stream(ctx, out, inp, length, lo, hi, idx, end, top, keys)
 
     ladder = batch_ladder(spec)
     tries = [b.label(f"try{m}_{bits}") for m in ladder] + [single]
@@ -296,13 +290,13 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
             with b.phase("loop"):
                 a.cmp(length, Imm(16 * blocks))
                 a.jb(tries[n + 1])
-                a.cmp(idx, Imm(256 - blocks))
+                a.cmp(s.idx, Imm(256 - blocks))
                 a.ja(tries[n + 1])
                 if face != "none":
                     a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
                     a.jne(fill)
                 elif pow2:
-                    a.test(idx, Imm(blocks - 1))
+                    a.test(s.idx, Imm(blocks - 1))
                     a.jne(unaligned)
             _batch(k, b, v, bits, s, m, spec.width,
                    "fast" if face != "none" else ("aligned" if pow2 else "full"))
@@ -317,15 +311,24 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
 
     _single_paths(k, b, v, bits, s, single)
 
-    b.bind(end)
-    a.mov(_m(64, ctx, L.CTR_LO), lo)
-    a.mov(_m(64, ctx, L.CTR_HI), hi)
-    a.jmp(done)
-
+    loop_exit(b, s, done)
     if face != "none":
         with b.region(f"refresh-{bits}"), b.phase("refresh"):
             b.bind(refresh)
             _refresh(k, b, v, s, bits, window_ok)
+
+
+def open_stream(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg,
+                inp: Reg, length: Reg) -> Stream:
+    """The registers of one key size's loop: the counter read from the context, the
+    engine's round-key access, the loop's top and end labels."""
+    top, end = b.label(f"top{bits}"), b.label(f"end{bits}")
+    lo, hi, idx = b.gp(), b.gp(), b.gp()
+    b.asm.mov(lo, _m(64, ctx, L.CTR_LO))
+    b.asm.mov(hi, _m(64, ctx, L.CTR_HI))
+    with b.phase("key_load"):
+        keys = k.engine.prepare(k, b, v, ctx, bits)
+    return Stream(ctx, out, inp, length, lo, hi, idx, end, top, keys)
 
 
 def loop_head(b: KernelBuilder, s: Stream, face: str, refresh: Label, window_ok: Label) -> None:
@@ -346,6 +349,14 @@ def loop_head(b: KernelBuilder, s: Stream, face: str, refresh: Label, window_ok:
             a.jne(refresh)
         b.bind(window_ok)
         a.movzx(s.idx.w32, s.lo.w8)
+
+
+def loop_exit(b: KernelBuilder, s: Stream, done: Label) -> None:
+    """Where the batch loop ends: keep the counter in the context for the next call."""
+    b.bind(s.end)
+    b.asm.mov(_m(64, s.ctx, L.CTR_LO), s.lo)
+    b.asm.mov(_m(64, s.ctx, L.CTR_HI), s.hi)
+    b.asm.jmp(done)
 
 
 def _single_paths(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream,

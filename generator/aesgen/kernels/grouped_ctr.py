@@ -30,7 +30,7 @@ from __future__ import annotations
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Label, Reg
 from . import ctx_layout as L
-from .ctr_kernel import Stream, _count_up, _m, _spread_blocks, loop_head
+from .ctr_kernel import Stream, _count_up, _m, _spread_blocks, loop_exit, loop_head, open_stream
 from .spec import ROUNDS
 from .vector_ops import VectorOps
 
@@ -46,15 +46,9 @@ def stream_body(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg
                 length: Reg, done: Label) -> None:
     """The loop for one key size: groups, the head and tail of a message, FACE refresh."""
     a, face = b.asm, k.spec.face
-    top, end = b.label(f"top{bits}"), b.label(f"end{bits}")
+    s = open_stream(k, b, v, bits, ctx, out, inp, length)
     window_ok, refresh = b.label(f"window_ok{bits}"), b.label(f"refresh{bits}")
     fill, consume = b.label(f"fill{bits}"), b.label(f"consume{bits}")
-    lo, hi, idx = b.gp(), b.gp(), b.gp()
-    a.mov(lo, _m(64, ctx, L.CTR_LO))
-    a.mov(hi, _m(64, ctx, L.CTR_HI))
-    with b.phase("key_load"):
-        keys = k.engine.prepare(k, b, v, ctx, bits)
-    s = Stream(ctx, out, inp, length, lo, hi, idx, end, top, keys)
 
     with b.region(f"steady-{bits}"):
         loop_head(b, s, face, refresh, window_ok)
@@ -72,10 +66,7 @@ def stream_body(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg
     with b.region(f"tail-{bits}"), b.phase("tail"):
         b.bind(consume)
         _consume(k, b, v, s)
-    b.bind(end)
-    a.mov(_m(64, ctx, L.CTR_LO), lo)
-    a.mov(_m(64, ctx, L.CTR_HI), hi)
-    a.jmp(done)
+    loop_exit(b, s, done)
     if face != "none":
         with b.region(f"refresh-{bits}"), b.phase("refresh"):
             b.bind(refresh)
