@@ -33,7 +33,7 @@ from ..dsl.operands import Imm, Label, Mem, Reg, gp
 from ..isa.table import load_table
 from . import ctx_layout as L
 from .engines import RoundEngine, engine_for
-from .spec import ROUNDS, KernelSpec
+from .spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .vector_ops import VectorOps
 
 BSWAP128 = bytes(range(15, -1, -1))
@@ -400,7 +400,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
     a, nr, face = b.asm, ROUNDS[bits], k.spec.face
     lanes = width // 128
     blocks_n = m * lanes
-    skip = {"none": 0, "r1": 1, "r2": 2}[face]
+    skip = FACE_ROUNDS[face]
     blocks = [b.vec(width) for _ in range(m)]
     r1_entry = 4 if width == 128 and k.r1_entry == 4 else 16
     table_ptr = cache = None
@@ -419,7 +419,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
                                        else L.CACHE_R2))
     if mode == "aligned":
         with b.phase("counter"):
-            base = _counter_in_every_lane(k, b, v, s, width)
+            base = counter_in_every_lane(k, b, v, s.lo, s.hi, width)
         with b.phase("rounds_0_2"):
             keyed = b.vec(width)
             v.xor(keyed, base, s.keys.get(b, v, 0, width))     # round 0 once a batch
@@ -443,7 +443,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
                 done = 2
     else:
         with b.phase("counter"):
-            base = _counter_in_every_lane(k, b, v, s, width)
+            base = counter_in_every_lane(k, b, v, s.lo, s.hi, width)
             _spread_blocks(b, v, blocks, base, v.add_bytes)
         with b.phase("rounds_0_2"):
             if mode == "full":
@@ -498,10 +498,11 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
         _partial_tail(b, v, s, blocks[0], partial)
 
 
-def _counter_in_every_lane(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream,
-                           width: int) -> Reg:
-    """The batch's first counter block, in each 128-bit lane of a width-bit register."""
-    ctr = k.counter_block(b, v, s.lo, s.hi)
+def counter_in_every_lane(k: Kernel, b: KernelBuilder, v: VectorOps, lo: Reg, hi: Reg,
+                          width: int) -> Reg:
+    """The counter block hi:lo (a batch's first), in each 128-bit lane of a width-bit
+    register."""
+    ctr = k.counter_block(b, v, lo, hi)
     if width == 128:
         return ctr
     base = b.vec(width)
@@ -580,6 +581,15 @@ def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     a.jmp(window_ok)
 
 
+def counter_tag(b: KernelBuilder, lo: Reg, hi: Reg, tag_lo: Reg, tag_hi: Reg) -> None:
+    """tag_lo:tag_hi = the counter's bytes 0, 5 and 10 (hi:lo masked): what the FACE
+    tables depend on besides the key, compared with TAG_LO/TAG_HI."""
+    b.asm.movabs(tag_lo, Imm(L.TAG_LO_MASK))
+    b.emit("and", tag_lo, lo)
+    b.asm.movabs(tag_hi, Imm(L.TAG_HI_MASK))
+    b.emit("and", tag_hi, hi)
+
+
 def table_tag_check(b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg, window_ok: Label) -> None:
     """At a new window: keep the FACE table (jump to window_ok) when counter bytes 0, 5, 10
     (in hi:lo) match its tag and it is complete, or when it is being filled and this block
@@ -589,10 +599,7 @@ def table_tag_check(b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg, window_ok: Lab
     restart = b.label("restart")
     tag_lo, tag_hi, here = b.gp(), b.gp(), b.gp()
     a.movzx(here.w32, lo.w8)
-    a.movabs(tag_lo, Imm(L.TAG_LO_MASK))
-    b.emit("and", tag_lo, lo)
-    a.movabs(tag_hi, Imm(L.TAG_HI_MASK))
-    b.emit("and", tag_hi, hi)
+    counter_tag(b, lo, hi, tag_lo, tag_hi)
     a.cmp(tag_lo, _m(64, ctx, L.TAG_LO))
     a.jne(restart)
     a.cmp(tag_hi, _m(64, ctx, L.TAG_HI))

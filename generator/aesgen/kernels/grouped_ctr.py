@@ -30,11 +30,10 @@ from __future__ import annotations
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Label, Reg
 from . import ctx_layout as L
-from .ctr_kernel import Stream, _count_up, _m, _spread_blocks, loop_exit, loop_head, open_stream
-from .spec import ROUNDS
+from .ctr_kernel import (Stream, _count_up, _m, _spread_blocks, counter_in_every_lane,
+                         counter_tag, loop_exit, loop_head, open_stream)
+from .spec import FACE_ROUNDS, ROUNDS
 from .vector_ops import VectorOps
-
-SKIP = {"none": 0, "r1": 1, "r2": 2}
 
 
 def group_blocks(k) -> int:
@@ -82,7 +81,7 @@ def _group(k, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, mode: str) -
     a, eng, nr = b.asm, k.engine, ROUNDS[bits]
     width, n_regs = k.spec.width, k.spec.interleave
     wb = width // 8
-    skip = SKIP[k.spec.face]
+    skip = FACE_ROUNDS[k.spec.face]
     blocks = group_blocks(k)
     if mode != "full":
         first = b.gp()                       # in15 of the group's first block
@@ -105,11 +104,7 @@ def _group(k, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, mode: str) -
         g_lo = b.gp()
         a.mov(g_lo, s.lo)
         b.emit("and", g_lo, Imm(-blocks))
-        base = k.counter_block(b, v, g_lo, s.hi)
-        if width > 128:
-            wide = b.vec(width)
-            v.broadcast_register(wide, base)
-            base = wide
+        base = counter_in_every_lane(k, b, v, g_lo, s.hi, width)
     with b.phase("rounds_0_2"):
         keyed = b.vec(width)
         v.xor(keyed, base, s.keys.get(b, v, 0, width))      # round 0 once a group
@@ -258,7 +253,7 @@ def _refresh(k, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     """A new window: the cache C_f (byte order and sliced); keep the table when the tag
     (counter bytes 0, 5, 10) is the one it was built for, else start it again."""
     a, face, ctx, lo, hi = b.asm, k.spec.face, s.ctx, s.lo, s.hi
-    nr, skip = ROUNDS[bits], SKIP[face]
+    nr, skip = ROUNDS[bits], FACE_ROUNDS[face]
     base = b.gp()
     a.mov(base, lo)
     b.emit("and", base, Imm(-256))
@@ -269,10 +264,7 @@ def _refresh(k, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     a.mov(_m(64, ctx, L.WINDOW_LO), base)
     a.mov(_m(64, ctx, L.WINDOW_HI), hi)
     tag_lo, tag_hi = b.gp(), b.gp()
-    a.movabs(tag_lo, Imm(L.TAG_LO_MASK))
-    b.emit("and", tag_lo, lo)
-    a.movabs(tag_hi, Imm(L.TAG_HI_MASK))
-    b.emit("and", tag_hi, hi)
+    counter_tag(b, lo, hi, tag_lo, tag_hi)
     restart = b.label("restart")
     a.cmp(tag_lo, _m(64, ctx, L.TAG_LO))
     a.jne(restart)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 FACE_LEVELS = ("none", "r1", "r2")
 KEY_BITS = (128, 192, 256)
 ROUNDS = {128: 10, 192: 12, 256: 14}
+# the rounds a FACE level takes from its cache and table (rounds 0..n start no block)
+FACE_ROUNDS = {"none": 0, "r1": 1, "r2": 2}
 
 # method -> (allowed vector widths, whether the width is part of the method's name)
 METHODS = {

@@ -33,7 +33,7 @@ from ...dsl.ir import Function
 from ...dsl.operands import XZR, Imm, Label, Mem, Reg, xreg
 from ...isa.table import load_table
 from .. import ctx_layout as L
-from ..spec import ROUNDS, KernelSpec
+from ..spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .engines import A64Engine, engine_for
 
 BTI_C = 34
@@ -361,7 +361,7 @@ def _batch(k: Kernel, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str)
     """
     a, nr, face = b.asm, ROUNDS[bits], k.spec.face
     eng = k.engine
-    skip = {"none": 0, "r1": 1, "r2": 2}[face]
+    skip = FACE_ROUNDS[face]
     blocks = [b.vec(128) for _ in range(m)]
     table = k.layout.table_r1 if face == "r1" else k.layout.table_r2
     entry = 4 if face == "r1" else 16
