@@ -4,11 +4,21 @@
  * implementations, chosen by the target: abi_check_x86_64.S (System V AMD64)
  * and abi_check_aarch64.S (AAPCS64 on Linux).
  *
- * aesgen_abi_call4(fn, a0, a1, a2, a3, &ret) calls fn(a0, a1, a2, a3) with
- * the four arguments in the first four argument registers (rdi, rsi, rdx,
- * rcx; x0-x3) and the stack pointer 16-byte aligned at the call.  Before the
- * call it loads a distinctive value into each callee-saved register and junk
- * into caller-saved ones that carry no argument.  After the call it checks:
+ * aesgen_abi_call(fn, args, nargs, &ret) calls fn(args[0], ..., args[nargs-1])
+ * for nargs up to AESGEN_ABI_MAX_ARGS (10: the AEAD kernels' seal and open
+ * take ten), all of them 64-bit integer or pointer arguments, where the
+ * convention puts them: the first six in rdi, rsi, rdx, rcx, r8, r9 and the
+ * rest on the stack just above the return address (SysV); the first eight
+ * in x0-x7 and the rest at the incoming sp (AAPCS64).  The stack pointer is
+ * 16-byte aligned at the call.  Argument registers and stack slots that
+ * nargs leaves unused hold junk (a larger nargs is taken as 10).
+ *
+ * aesgen_abi_call4(fn, a0, a1, a2, a3, &ret) is aesgen_abi_call with the
+ * four arguments a0..a3.
+ *
+ * Before the call the trampoline loads a distinctive value into each
+ * callee-saved register and junk into the caller-saved ones that carry no
+ * argument.  After the call it checks:
  *
  * x86-64:
  *   - rbx, rbp, r12, r13, r14, r15 still hold their distinctive values;
@@ -20,8 +30,8 @@
  *   - the x87 control word is unchanged and the x87 register stack is
  *     empty (all tags "empty": no MMX use without EMMS);
  *   - 32 bytes of canary words in the trampoline's own frame, just above
- *     the return address, are intact (the callee wrote nothing into its
- *     caller's frame).
+ *     the return address and the stack arguments, are intact (the callee
+ *     wrote nothing into its caller's frame).
  *
  * AArch64:
  *   - x19-x28, x29 (the frame pointer) and the low 64 bits of v8-v15
@@ -29,8 +39,11 @@
  *     v8-v15 are caller-saved and are not looked at);
  *   - sp is what it was before the call (kept in thread-local storage too);
  *   - FPCR is unchanged (FPSR's cumulative flags are caller-saved);
- *   - 32 bytes of canary words at the caller's sp (the bottom of the
- *     trampoline's frame) are intact.
+ *   - 32 bytes of canary words just above the stack arguments (at the
+ *     incoming sp when there are none) are intact.
+ *
+ * The stack arguments themselves are the callee's: it may read them and,
+ * as both conventions allow, write them; they are not checked.
  *
  * It returns a mask of AESGEN_ABI_* bits, 0 when everything held, and stores
  * the callee's return value (rax / x0) through ret (when ret is not NULL).
@@ -39,10 +52,12 @@
  *
  * ELF only.  Safe to use from several threads at once: the saved stack
  * pointer lives in thread-local storage.  Not reentrant within one thread
- * (fn must not itself call aesgen_abi_call4).
+ * (fn must not itself call aesgen_abi_call or aesgen_abi_call4).
  */
 #ifndef AESGEN_HARNESS_ABI_CHECK_H
 #define AESGEN_HARNESS_ABI_CHECK_H
+
+#define AESGEN_ABI_MAX_ARGS 10
 
 #if defined(__aarch64__)
 #define AESGEN_ABI_CONVENTION "AAPCS64"
@@ -87,14 +102,31 @@
 #endif
 
 #ifndef __ASSEMBLER__
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+uint64_t aesgen_abi_call(const void *fn, const uint64_t *args, size_t nargs, uint64_t *ret);
 uint64_t aesgen_abi_call4(const void *fn, uint64_t a0, uint64_t a1, uint64_t a2,
                           uint64_t a3, uint64_t *ret);
+
+/* Self-test functions for ten arguments, in abi_check_<arch>.S:
+ *   good_args10        reads all ten arguments and returns the XOR of
+ *                      rol(a_i, 6 i), clobbering every caller-saved register
+ *                      it may (as good_volatile below);
+ *   good_args10_write  overwrites its stack arguments (allowed) and returns 0;
+ *   args10_bad_frame   called with ten arguments, writes the word just above
+ *                      its stack arguments (AESGEN_ABI_FRAME). */
+uint64_t aesgen_abi_good_args10(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+                                uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7,
+                                uint64_t a8, uint64_t a9);
+uint64_t aesgen_abi_good_args10_write(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+                                      uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7,
+                                      uint64_t a8, uint64_t a9);
+void aesgen_abi_args10_bad_frame(void);
 
 /* Self-test functions in abi_check_<arch>.S.  Each bad one breaks exactly
  * one rule (the one its name says) and then returns normally. */
@@ -133,7 +165,7 @@ static inline const char *aesgen_abi_bit_name(unsigned bit) {
         "x29 (frame pointer)", "sp",
         "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
         "FPCR (rounding mode, FZ, DN, ...)",
-        "caller's stack frame (write at or above the incoming sp)",
+        "caller's stack frame (write at or above the incoming sp, past any stack arguments)",
     };
     unsigned i;
     for (i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -172,7 +204,8 @@ static inline const char *aesgen_abi_bit_name(unsigned bit) {
     case AESGEN_ABI_MXCSR: return "MXCSR control bits";
     case AESGEN_ABI_X87CW: return "x87 control word";
     case AESGEN_ABI_X87TAG: return "x87 tag word (x87/MMX stack not empty: missing EMMS?)";
-    case AESGEN_ABI_FRAME: return "caller's stack frame (write above the return address)";
+    case AESGEN_ABI_FRAME:
+        return "caller's stack frame (write above the return address and any stack arguments)";
     default: return 0;
     }
 }

@@ -2,24 +2,40 @@
  * abi_check_aarch64.S: AAPCS64 (Linux, ELF) calling-convention checker for
  * the aesgen test harness.  See abi_check.h for what is checked and why.
  *
+ *   uint64_t aesgen_abi_call(const void *fn, const uint64_t *args,
+ *                            size_t nargs, uint64_t *ret);
+ *                 x0 = fn, x1 = args, x2 = nargs, x3 = ret
  *   uint64_t aesgen_abi_call4(const void *fn, uint64_t a0, uint64_t a1,
  *                             uint64_t a2, uint64_t a3, uint64_t *ret);
  *                 x0 = fn, x1 = a0, x2 = a1, x3 = a2, x4 = a3, x5 = ret
  *
- * Frame (FRAME bytes, 16-byte aligned, so the callee sees an aligned sp):
+ * aesgen_abi_call4 stores its four arguments in a small frame of its own and
+ * calls aesgen_abi_call with nargs = 4: one checker, one set of rules.
  *
- *      0(sp) .. 31(sp)  four canary words: the callee's incoming sp points
- *                       at the first, so any write into its caller's frame
- *                       lands here first
- *     32(sp)            ret pointer (x5)
- *     40(sp)            FPCR before the call
- *     48(sp) .. 127     x19 .. x28 of our caller
- *    128(sp) .. 191     d8 .. d15 of our caller
- *    192(sp), 200(sp)   x29, x30 of our caller
+ * aesgen_abi_call's frame (FRAME bytes, 16-byte aligned; sp is its base):
  *
- * The stack pointer the callee must hand back is also kept in the
- * thread-local word aesgen_abi_saved_sp (initial-exec TLS): if sp comes back
- * wrong, the frame cannot be found through it, so it is reloaded from there.
+ *      0(sp) .. 15(sp)   arguments 8 and 9, the ones AAPCS64 passes on the
+ *                        stack (junk in the slots nargs does not fill)
+ *     16(sp) .. 47(sp)   four canary words
+ *     48(sp)             ret pointer
+ *     56(sp)             FPCR before the call
+ *     64(sp) .. 143      x19 .. x28 of our caller
+ *    144(sp) .. 207      d8 .. d15 of our caller
+ *    208(sp), 216(sp)    x29, x30 of our caller
+ *    224(sp) .. 303      the ten argument words (args[0..nargs), junk after)
+ *
+ * With nargs > 8 the callee is called with sp at the base: its stack
+ * arguments are at its incoming sp and the canaries just above them.  With
+ * nargs <= 8 it is called with sp at base + 16, so its incoming sp points at
+ * the first canary, where aesgen_abi_call4 always had them.  Either way a
+ * callee may read (and, as the ABI gives them to it, write) its stack
+ * arguments, and a write into the first words of its caller's frame above
+ * them hits a canary.  sp is put back to the base right after the call, so
+ * every check finds the frame at the same place.
+ *
+ * The base is also kept in the thread-local word aesgen_abi_saved_sp
+ * (initial-exec TLS): if sp comes back wrong, the frame cannot be found
+ * through it, so it is reloaded from there.
  *
  * Every global function starts with `bti c` (all are reached by BLR: the
  * trampoline from C through a pointer or a PLT, the self-test functions from
@@ -30,9 +46,16 @@
 
 #if defined(__aarch64__) && defined(__ELF__)
 
-#define FRAME       208
-#define OFF_RET     32
-#define OFF_FPCR    40
+#define FRAME       304
+#define OFF_CANARY  16
+#define OFF_RET     48
+#define OFF_FPCR    56
+#define OFF_X19     64
+#define OFF_D8      144
+#define OFF_X29     208
+#define OFF_ARGV    224
+#define REG_ARGS    8           /* x0 .. x7 */
+#define STACK_ARGS  16          /* bytes for arguments 8 and 9 */
 
 /* Offsets into abi_values below. */
 #define V_X19       0           /* x19 .. x28: 0 .. 72 */
@@ -99,67 +122,87 @@ aesgen_abi_saved_sp:
     abi_expect_x x15, \voff, AESGEN_ABI_FRAME
 .endm
 
-    .globl aesgen_abi_call4
-    .type aesgen_abi_call4, %function
+    .globl aesgen_abi_call
+    .type aesgen_abi_call, %function
     .p2align 4
-aesgen_abi_call4:
+aesgen_abi_call:
     .cfi_startproc
     bti c
+.Labi_call:                     /* aesgen_abi_call4 comes in here */
     sub sp, sp, #FRAME
     .cfi_def_cfa_offset FRAME
-    stp x29, x30, [sp, #192]
-    .cfi_offset x29, -16
-    .cfi_offset x30, -8
-    stp x19, x20, [sp, #48]
-    .cfi_offset x19, -160
-    .cfi_offset x20, -152
-    stp x21, x22, [sp, #64]
-    .cfi_offset x21, -144
-    .cfi_offset x22, -136
-    stp x23, x24, [sp, #80]
-    .cfi_offset x23, -128
-    .cfi_offset x24, -120
-    stp x25, x26, [sp, #96]
-    .cfi_offset x25, -112
-    .cfi_offset x26, -104
-    stp x27, x28, [sp, #112]
-    .cfi_offset x27, -96
-    .cfi_offset x28, -88
-    stp d8, d9, [sp, #128]
-    .cfi_offset d8, -80
-    .cfi_offset d9, -72
-    stp d10, d11, [sp, #144]
-    .cfi_offset d10, -64
-    .cfi_offset d11, -56
-    stp d12, d13, [sp, #160]
-    .cfi_offset d12, -48
-    .cfi_offset d13, -40
-    stp d14, d15, [sp, #176]
-    .cfi_offset d14, -32
-    .cfi_offset d15, -24
+    stp x29, x30, [sp, #OFF_X29]
+    .cfi_offset x29, OFF_X29 - FRAME
+    .cfi_offset x30, OFF_X29 + 8 - FRAME
+    stp x19, x20, [sp, #OFF_X19]
+    .cfi_offset x19, OFF_X19 - FRAME
+    .cfi_offset x20, OFF_X19 + 8 - FRAME
+    stp x21, x22, [sp, #OFF_X19 + 16]
+    .cfi_offset x21, OFF_X19 + 16 - FRAME
+    .cfi_offset x22, OFF_X19 + 24 - FRAME
+    stp x23, x24, [sp, #OFF_X19 + 32]
+    .cfi_offset x23, OFF_X19 + 32 - FRAME
+    .cfi_offset x24, OFF_X19 + 40 - FRAME
+    stp x25, x26, [sp, #OFF_X19 + 48]
+    .cfi_offset x25, OFF_X19 + 48 - FRAME
+    .cfi_offset x26, OFF_X19 + 56 - FRAME
+    stp x27, x28, [sp, #OFF_X19 + 64]
+    .cfi_offset x27, OFF_X19 + 64 - FRAME
+    .cfi_offset x28, OFF_X19 + 72 - FRAME
+    stp d8, d9, [sp, #OFF_D8]
+    .cfi_offset d8, OFF_D8 - FRAME
+    .cfi_offset d9, OFF_D8 + 8 - FRAME
+    stp d10, d11, [sp, #OFF_D8 + 16]
+    .cfi_offset d10, OFF_D8 + 16 - FRAME
+    .cfi_offset d11, OFF_D8 + 24 - FRAME
+    stp d12, d13, [sp, #OFF_D8 + 32]
+    .cfi_offset d12, OFF_D8 + 32 - FRAME
+    .cfi_offset d13, OFF_D8 + 40 - FRAME
+    stp d14, d15, [sp, #OFF_D8 + 48]
+    .cfi_offset d14, OFF_D8 + 48 - FRAME
+    .cfi_offset d15, OFF_D8 + 56 - FRAME
 
-    /* Canaries, the ret pointer and FPCR to compare against later. */
+    /* nargs = min(nargs, 10), kept in x15 until the call. */
+    mov x15, #AESGEN_ABI_MAX_ARGS
+    cmp x2, x15
+    csel x15, x2, x15, ls
     adrp x9, abi_values
     add x9, x9, :lo12:abi_values
+
+    /* The ten argument words: args[0..nargs), then a junk word a slot. */
+    ldr x10, [x9, #V_JUNK]
+    add x11, sp, #OFF_ARGV
+    mov x12, #0
+1:
+    add x13, x10, x12
+    cmp x12, x15
+    b.hs 2f
+    ldr x13, [x1, x12, lsl #3]
+2:
+    str x13, [x11, x12, lsl #3]
+    add x12, x12, #1
+    cmp x12, #AESGEN_ABI_MAX_ARGS
+    b.lo 1b
+    /* Arguments 8 and 9 where the callee finds them when nargs > 8. */
+    ldp x13, x14, [x11, #64]
+    stp x13, x14, [sp, #0]
+
+    /* Canaries, the ret pointer and FPCR to compare against later. */
     ldp x10, x11, [x9, #V_CANARY]
-    stp x10, x11, [sp, #0]
+    stp x10, x11, [sp, #OFF_CANARY]
     ldp x10, x11, [x9, #V_CANARY + 16]
-    stp x10, x11, [sp, #16]
-    str x5, [sp, #OFF_RET]
+    stp x10, x11, [sp, #OFF_CANARY + 16]
+    str x3, [sp, #OFF_RET]
     mrs x10, fpcr
     str x10, [sp, #OFF_FPCR]
     abi_saved_sp_addr x11, x12
     mov x12, sp
     str x12, [x11]
 
-    /* Shift the arguments into place; fn goes to x16. */
+    /* fn goes to x16. */
     mov x16, x0
-    mov x0, x1
-    mov x1, x2
-    mov x2, x3
-    mov x3, x4
 
-    /* Distinctive values in the callee-saved registers, junk elsewhere. */
+    /* Distinctive values in the callee-saved registers. */
     ldp x19, x20, [x9, #V_X19]
     ldp x21, x22, [x9, #V_X19 + 16]
     ldp x23, x24, [x9, #V_X19 + 32]
@@ -170,22 +213,36 @@ aesgen_abi_call4:
     ldp d10, d11, [x9, #V_D8 + 16]
     ldp d12, d13, [x9, #V_D8 + 32]
     ldp d14, d15, [x9, #V_D8 + 48]
-    ldr x4, [x9, #V_JUNK]
-    mov x5, x4
-    mov x6, x4
-    mov x7, x4
-    mov x8, x4
-    mov x10, x4
-    mov x11, x4
-    mov x12, x4
-    mov x13, x4
-    mov x14, x4
-    mov x15, x4
-    mov x17, x4
-    mov x9, x4
 
+    /* The register arguments, junk elsewhere.  From the cmp to the b.hi
+     * below only loads and moves, which leave the flags alone. */
+    add x17, sp, #OFF_ARGV
+    cmp x15, #REG_ARGS
+    ldp x0, x1, [x17]
+    ldp x2, x3, [x17, #16]
+    ldp x4, x5, [x17, #32]
+    ldp x6, x7, [x17, #48]
+    ldr x8, [x9, #V_JUNK]
+    mov x10, x8
+    mov x11, x8
+    mov x12, x8
+    mov x13, x8
+    mov x14, x8
+    mov x15, x8
+    mov x17, x8
+    mov x9, x8
+
+    b.hi 8f
+    /* No stack argument: the callee's incoming sp points at the canaries. */
+    add sp, sp, #STACK_ARGS
+    .cfi_def_cfa_offset FRAME - STACK_ARGS
     blr x16
-
+    sub sp, sp, #STACK_ARGS
+    .cfi_def_cfa_offset FRAME
+    b 9f
+8:
+    blr x16
+9:
     mov x9, x0                  /* the callee's return value */
     mov x10, #0                 /* the mask */
 
@@ -230,10 +287,10 @@ aesgen_abi_call4:
     msr fpcr, x15
 3:
     /* Canaries in our frame. */
-    abi_expect_frame 0, V_CANARY + 0
-    abi_expect_frame 8, V_CANARY + 8
-    abi_expect_frame 16, V_CANARY + 16
-    abi_expect_frame 24, V_CANARY + 24
+    abi_expect_frame OFF_CANARY + 0, V_CANARY + 0
+    abi_expect_frame OFF_CANARY + 8, V_CANARY + 8
+    abi_expect_frame OFF_CANARY + 16, V_CANARY + 16
+    abi_expect_frame OFF_CANARY + 24, V_CANARY + 24
 
     /* Store the return value if asked to. */
     ldr x14, [sp, #OFF_RET]
@@ -241,16 +298,16 @@ aesgen_abi_call4:
     str x9, [x14]
 4:
     mov x0, x10
-    ldp d14, d15, [sp, #176]
-    ldp d12, d13, [sp, #160]
-    ldp d10, d11, [sp, #144]
-    ldp d8, d9, [sp, #128]
-    ldp x27, x28, [sp, #112]
-    ldp x25, x26, [sp, #96]
-    ldp x23, x24, [sp, #80]
-    ldp x21, x22, [sp, #64]
-    ldp x19, x20, [sp, #48]
-    ldp x29, x30, [sp, #192]
+    ldp d14, d15, [sp, #OFF_D8 + 48]
+    ldp d12, d13, [sp, #OFF_D8 + 32]
+    ldp d10, d11, [sp, #OFF_D8 + 16]
+    ldp d8, d9, [sp, #OFF_D8]
+    ldp x27, x28, [sp, #OFF_X19 + 64]
+    ldp x25, x26, [sp, #OFF_X19 + 48]
+    ldp x23, x24, [sp, #OFF_X19 + 32]
+    ldp x21, x22, [sp, #OFF_X19 + 16]
+    ldp x19, x20, [sp, #OFF_X19]
+    ldp x29, x30, [sp, #OFF_X29]
     add sp, sp, #FRAME
     .cfi_def_cfa_offset 0
     .cfi_restore x19
@@ -273,6 +330,32 @@ aesgen_abi_call4:
     .cfi_restore d13
     .cfi_restore d14
     .cfi_restore d15
+    ret
+    .cfi_endproc
+    .size aesgen_abi_call, .-aesgen_abi_call
+
+/* aesgen_abi_call4: the four arguments into a frame of ours, then the
+ * checker above with nargs = 4 (ret stays the last argument). */
+    .globl aesgen_abi_call4
+    .type aesgen_abi_call4, %function
+    .p2align 4
+aesgen_abi_call4:
+    .cfi_startproc
+    bti c
+    stp x29, x30, [sp, #-48]!
+    .cfi_def_cfa_offset 48
+    .cfi_offset x29, -48
+    .cfi_offset x30, -40
+    stp x1, x2, [sp, #16]
+    stp x3, x4, [sp, #32]
+    add x1, sp, #16             /* args */
+    mov x2, #4                  /* nargs */
+    mov x3, x5                  /* ret; x0 = fn already */
+    bl .Labi_call
+    ldp x29, x30, [sp], #48
+    .cfi_def_cfa_offset 0
+    .cfi_restore x29
+    .cfi_restore x30
     ret
     .cfi_endproc
     .size aesgen_abi_call4, .-aesgen_abi_call4
@@ -340,17 +423,10 @@ abi_function aesgen_abi_bad_frame
     ret
     .size aesgen_abi_bad_frame, .-aesgen_abi_bad_frame
 
-/* Legal: clobbers only what AAPCS64 lets a callee clobber (x1-x17, v0-v7,
- * v16-v31, the upper halves of v8-v15, the FPSR flags, NZCV) and returns
- * a0 ^ rol(a1, 8) ^ rol(a2, 16) ^ rol(a3, 24).  x18 is left alone: Linux
- * lets a callee use it, other platforms reserve it. */
-abi_function aesgen_abi_good_volatile
-    ror x1, x1, #56
-    eor x0, x0, x1
-    ror x2, x2, #48
-    eor x0, x0, x2
-    ror x3, x3, #40
-    eor x0, x0, x3
+/* Clobber every register AAPCS64 lets a callee clobber but x0 (x1-x17,
+ * v0-v7, v16-v31, the upper halves of v8-v15, the FPSR flags, NZCV).  x18 is
+ * left alone: Linux lets a callee use it, other platforms reserve it. */
+.macro abi_clobber_volatile
     mov x1, #-1
     mov x2, #-1
     mov x3, #-1
@@ -404,8 +480,66 @@ abi_function aesgen_abi_good_volatile
     orr x9, x9, #0x10           /* FPSR is not callee-saved */
     msr fpsr, x9
     cmp x9, x9                  /* and the flags */
+.endm
+
+/* Legal: clobbers only what AAPCS64 lets a callee clobber and returns
+ * a0 ^ rol(a1, 8) ^ rol(a2, 16) ^ rol(a3, 24). */
+abi_function aesgen_abi_good_volatile
+    ror x1, x1, #56
+    eor x0, x0, x1
+    ror x2, x2, #48
+    eor x0, x0, x2
+    ror x3, x3, #40
+    eor x0, x0, x3
+    abi_clobber_volatile
     ret
     .size aesgen_abi_good_volatile, .-aesgen_abi_good_volatile
+
+/* Legal: reads all ten arguments (a8, a9 from the stack, at the incoming sp)
+ * and returns the XOR of rol(a_i, 6 i). */
+abi_function aesgen_abi_good_args10
+    ror x1, x1, #58
+    eor x0, x0, x1
+    ror x2, x2, #52
+    eor x0, x0, x2
+    ror x3, x3, #46
+    eor x0, x0, x3
+    ror x4, x4, #40
+    eor x0, x0, x4
+    ror x5, x5, #34
+    eor x0, x0, x5
+    ror x6, x6, #28
+    eor x0, x0, x6
+    ror x7, x7, #22
+    eor x0, x0, x7
+    ldp x8, x9, [sp]
+    ror x8, x8, #16
+    eor x0, x0, x8
+    ror x9, x9, #10
+    eor x0, x0, x9
+    abi_clobber_volatile
+    ret
+    .size aesgen_abi_good_args10, .-aesgen_abi_good_args10
+
+/* Legal: overwrites its two stack arguments (the ABI gives the argument
+ * area to the callee). */
+abi_function aesgen_abi_good_args10_write
+    ldp x9, x10, [sp]
+    mvn x9, x9
+    mvn x10, x10
+    stp x9, x10, [sp]
+    mov x0, #0
+    ret
+    .size aesgen_abi_good_args10_write, .-aesgen_abi_good_args10_write
+
+/* Called with ten arguments, writes the word just above its two stack
+ * arguments: its caller's frame. */
+abi_function aesgen_abi_args10_bad_frame
+    ldr x9, [sp, #16]
+    mvn x9, x9
+    str x9, [sp, #16]
+    ret
+    .size aesgen_abi_args10_bad_frame, .-aesgen_abi_args10_bad_frame
 
 /* Mark the object BTI compatible (GNU_PROPERTY_AARCH64_FEATURE_1_AND, bit 0
  * = BTI), as -mbranch-protection=bti does for C. */

@@ -2,32 +2,58 @@
  * abi_check_x86_64.S: System V AMD64 calling-convention checker for the
  * aesgen test harness.  See abi_check.h for what is checked and why.
  *
+ *   uint64_t aesgen_abi_call(const void *fn, const uint64_t *args,
+ *                            size_t nargs, uint64_t *ret);
+ *                 rdi = fn, rsi = args, rdx = nargs, rcx = ret
  *   uint64_t aesgen_abi_call4(const void *fn, uint64_t a0, uint64_t a1,
  *                             uint64_t a2, uint64_t a3, uint64_t *ret);
  *                 rdi = fn, rsi = a0, rdx = a1, rcx = a2, r8 = a3, r9 = ret
  *
- * Frame after the six pushes and `sub $FRAME, %rsp` (rsp is 16-byte aligned
- * here, so the callee sees the ABI's alignment):
+ * aesgen_abi_call4 stores its four arguments in a small frame of its own and
+ * calls aesgen_abi_call with nargs = 4: one checker, one set of rules.
  *
- *     0(%rsp) .. 31(%rsp)  four canary words; the callee's return address
- *                          sits just below them, so a write "above" it lands
- *                          here first
- *    32(%rsp)              ret pointer (r9)
- *    40(%rsp)              MXCSR before the call (4 bytes)
- *    44(%rsp)              x87 control word before the call (2 bytes)
- *    48(%rsp)              MXCSR after the call
- *    52(%rsp)              x87 control word after the call
- *    56(%rsp) .. 83(%rsp)  fnstenv image after the call (28 bytes)
+ * aesgen_abi_call's frame after the six pushes and `sub $FRAME, %rsp` (rsp,
+ * the frame's base, is 16-byte aligned here):
  *
- * The stack pointer the callee must hand back is also kept in the
- * thread-local word aesgen_abi_saved_rsp: if rsp comes back wrong, the
- * frame above cannot be found through it, so it is reloaded from there.
+ *     0(%rsp) .. 31(%rsp)   arguments 6..9, the ones SysV passes on the stack
+ *                           (junk in the slots nargs does not fill)
+ *    32(%rsp) .. 63(%rsp)   four canary words
+ *    64(%rsp)               ret pointer
+ *    72(%rsp)               MXCSR before the call (4 bytes)
+ *    76(%rsp)               x87 control word before the call (2 bytes)
+ *    80(%rsp)               MXCSR after the call
+ *    84(%rsp)               x87 control word after the call
+ *    88(%rsp) .. 115(%rsp)  fnstenv image after the call (28 bytes)
+ *   120(%rsp) .. 199(%rsp)  the ten argument words (args[0..nargs), junk after)
+ *
+ * With nargs > 6 the callee is called with rsp at the base: its stack
+ * arguments sit just above its return address and the canaries just above
+ * them.  With nargs <= 6 it is called with rsp at base + 32, so the canaries
+ * sit just above its return address, where aesgen_abi_call4 always had them.
+ * Either way a callee may read (and, as the ABI gives them to it, write) its
+ * stack arguments, and a write into the first words of its caller's frame
+ * above them hits a canary.  rsp is put back to the base right after the
+ * call, so every check finds the frame at the same place.
+ *
+ * The base is also kept in the thread-local word aesgen_abi_saved_rsp: if
+ * rsp comes back wrong, the frame cannot be found through it, so it is
+ * reloaded from there.
  */
 #include "abi_check.h"
 
 #if defined(__x86_64__) && defined(__ELF__)
 
-#define FRAME       120
+#define FRAME       200
+#define OFF_CANARY  32
+#define OFF_RET     64
+#define OFF_MXCSR   72
+#define OFF_X87CW   76
+#define OFF_MXCSR2  80
+#define OFF_X87CW2  84
+#define OFF_ENV     88
+#define OFF_ARGV    120
+#define REG_ARGS    6           /* rdi, rsi, rdx, rcx, r8, r9 */
+#define STACK_ARGS  32          /* bytes for arguments 6..9 */
 #define CANARY0     0x0ca9a11e5eed0001
 #define CANARY1     0x0ca9a11e5eed0102
 #define CANARY2     0x0ca9a11e5eed0203
@@ -38,6 +64,7 @@
 #define VAL_R13     0x6e8b2d4f1c7a3950
 #define VAL_R14     0x29d4b6f8a13c5e70
 #define VAL_R15     0x58f1a3c7e92b4d06
+#define JUNK_ARG    0xfeedfacedeadbe00  /* + the slot number */
 #define MXCSR_CONTROL 0xffc0      /* all MXCSR bits but the six status flags */
 #define EFLAGS_DF   0x400
 
@@ -59,12 +86,13 @@ aesgen_abi_saved_rsp:
 1:
 .endm
 
-    .globl aesgen_abi_call4
-    .type aesgen_abi_call4, @function
+    .globl aesgen_abi_call
+    .type aesgen_abi_call, @function
     .p2align 4
-aesgen_abi_call4:
+aesgen_abi_call:
     .cfi_startproc
     endbr64
+.Labi_call:                     /* aesgen_abi_call4 comes in here */
     pushq %rbp
     .cfi_adjust_cfa_offset 8
     .cfi_offset %rbp, -16
@@ -86,27 +114,60 @@ aesgen_abi_call4:
     subq $FRAME, %rsp
     .cfi_adjust_cfa_offset FRAME
 
+    /* nargs = min(nargs, 10). */
+    cmpq $AESGEN_ABI_MAX_ARGS, %rdx
+    jbe 1f
+    movl $AESGEN_ABI_MAX_ARGS, %edx
+1:
+    /* The ten argument words: args[0..nargs), then a junk word a slot. */
+    movabsq $JUNK_ARG, %rax
+    xorl %r10d, %r10d
+2:
+    movq %rax, %r11
+    cmpq %rdx, %r10
+    jae 3f
+    movq (%rsi,%r10,8), %r11
+3:
+    movq %r11, OFF_ARGV(%rsp,%r10,8)
+    incq %rax
+    incl %r10d
+    cmpl $AESGEN_ABI_MAX_ARGS, %r10d
+    jb 2b
+    /* Arguments 6..9 where the callee finds them when nargs > 6. */
+    movq OFF_ARGV+48(%rsp), %rax
+    movq %rax, 0(%rsp)
+    movq OFF_ARGV+56(%rsp), %rax
+    movq %rax, 8(%rsp)
+    movq OFF_ARGV+64(%rsp), %rax
+    movq %rax, 16(%rsp)
+    movq OFF_ARGV+72(%rsp), %rax
+    movq %rax, 24(%rsp)
+
     /* Canaries, the ret pointer and the state to compare against. */
     movabsq $CANARY0, %rax
-    movq %rax, 0(%rsp)
+    movq %rax, OFF_CANARY+0(%rsp)
     movabsq $CANARY1, %rax
-    movq %rax, 8(%rsp)
+    movq %rax, OFF_CANARY+8(%rsp)
     movabsq $CANARY2, %rax
-    movq %rax, 16(%rsp)
+    movq %rax, OFF_CANARY+16(%rsp)
     movabsq $CANARY3, %rax
-    movq %rax, 24(%rsp)
-    movq %r9, 32(%rsp)
-    stmxcsr 40(%rsp)
-    fnstcw 44(%rsp)
+    movq %rax, OFF_CANARY+24(%rsp)
+    movq %rcx, OFF_RET(%rsp)
+    stmxcsr OFF_MXCSR(%rsp)
+    fnstcw OFF_X87CW(%rsp)
     movq aesgen_abi_saved_rsp@gottpoff(%rip), %rax
     movq %rsp, %fs:(%rax)
 
-    /* Shift the arguments into place; fn goes to r11. */
+    /* fn to r11; the register arguments.  From the cmpq to the ja below
+     * only moves, which leave the flags alone. */
     movq %rdi, %r11
-    movq %rsi, %rdi
-    movq %rdx, %rsi
-    movq %rcx, %rdx
-    movq %r8, %rcx
+    cmpq $REG_ARGS, %rdx
+    movq OFF_ARGV+0(%rsp), %rdi
+    movq OFF_ARGV+8(%rsp), %rsi
+    movq OFF_ARGV+16(%rsp), %rdx
+    movq OFF_ARGV+24(%rsp), %rcx
+    movq OFF_ARGV+32(%rsp), %r8
+    movq OFF_ARGV+40(%rsp), %r9
 
     /* Distinctive values in the callee-saved registers, junk elsewhere. */
     movabsq $VAL_RBX, %rbx
@@ -116,12 +177,19 @@ aesgen_abi_call4:
     movabsq $VAL_R14, %r14
     movabsq $VAL_R15, %r15
     movabsq $0x8badf00d00c0ffee, %rax
-    movabsq $0xfeedfacedeadbeef, %r8
-    movabsq $0xa5a5a5a5a5a5a5a5, %r9
     movabsq $0x5a5a5a5a5a5a5a5a, %r10
 
+    ja 8f
+    /* No stack argument: the return address goes just below the canaries. */
+    addq $STACK_ARGS, %rsp
+    .cfi_adjust_cfa_offset -STACK_ARGS
     callq *%r11
-
+    subq $STACK_ARGS, %rsp
+    .cfi_adjust_cfa_offset STACK_ARGS
+    jmp 9f
+8:
+    callq *%r11
+9:
     movq %rax, %r9              /* the callee's return value */
     xorl %r10d, %r10d           /* the mask */
 
@@ -149,41 +217,41 @@ aesgen_abi_call4:
     cld
 3:
     /* MXCSR control bits. */
-    stmxcsr 48(%rsp)
-    movl 48(%rsp), %r11d
-    xorl 40(%rsp), %r11d
+    stmxcsr OFF_MXCSR2(%rsp)
+    movl OFF_MXCSR2(%rsp), %r11d
+    xorl OFF_MXCSR(%rsp), %r11d
     testl $MXCSR_CONTROL, %r11d
     jz 4f
     orl $AESGEN_ABI_MXCSR, %r10d
-    ldmxcsr 40(%rsp)
+    ldmxcsr OFF_MXCSR(%rsp)
 4:
     /* x87 control word. */
-    fnstcw 52(%rsp)
-    movzwl 52(%rsp), %r11d
-    movzwl 44(%rsp), %eax
+    fnstcw OFF_X87CW2(%rsp)
+    movzwl OFF_X87CW2(%rsp), %r11d
+    movzwl OFF_X87CW(%rsp), %eax
     cmpl %eax, %r11d
     je 5f
     orl $AESGEN_ABI_X87CW, %r10d
-    fldcw 44(%rsp)
+    fldcw OFF_X87CW(%rsp)
 5:
     /* x87 tag word: 0xffff means every register is empty. fnstenv masks
      * all x87 exceptions as a side effect, so fldenv puts the image back. */
-    fnstenv 56(%rsp)
-    movzwl 64(%rsp), %r11d      /* tag word at offset 8 of the image */
-    fldenv 56(%rsp)
+    fnstenv OFF_ENV(%rsp)
+    movzwl OFF_ENV+8(%rsp), %r11d   /* tag word at offset 8 of the image */
+    fldenv OFF_ENV(%rsp)
     cmpl $0xffff, %r11d
     je 6f
     orl $AESGEN_ABI_X87TAG, %r10d
     emms                        /* empty the stack for our caller */
 6:
     /* Canaries in our frame. */
-    abi_expect 0(%rsp), CANARY0, AESGEN_ABI_FRAME
-    abi_expect 8(%rsp), CANARY1, AESGEN_ABI_FRAME
-    abi_expect 16(%rsp), CANARY2, AESGEN_ABI_FRAME
-    abi_expect 24(%rsp), CANARY3, AESGEN_ABI_FRAME
+    abi_expect OFF_CANARY+0(%rsp), CANARY0, AESGEN_ABI_FRAME
+    abi_expect OFF_CANARY+8(%rsp), CANARY1, AESGEN_ABI_FRAME
+    abi_expect OFF_CANARY+16(%rsp), CANARY2, AESGEN_ABI_FRAME
+    abi_expect OFF_CANARY+24(%rsp), CANARY3, AESGEN_ABI_FRAME
 
     /* Store the return value if asked to. */
-    movq 32(%rsp), %r11
+    movq OFF_RET(%rsp), %r11
     testq %r11, %r11
     jz 7f
     movq %r9, (%r11)
@@ -209,6 +277,30 @@ aesgen_abi_call4:
     popq %rbp
     .cfi_adjust_cfa_offset -8
     .cfi_restore %rbp
+    ret
+    .cfi_endproc
+    .size aesgen_abi_call, .-aesgen_abi_call
+
+/* aesgen_abi_call4: the four arguments into a frame of ours, then the
+ * checker above with nargs = 4 (ret stays the last argument). */
+    .globl aesgen_abi_call4
+    .type aesgen_abi_call4, @function
+    .p2align 4
+aesgen_abi_call4:
+    .cfi_startproc
+    endbr64
+    subq $40, %rsp              /* 16-byte aligned again, as at a call */
+    .cfi_adjust_cfa_offset 40
+    movq %rsi, 0(%rsp)
+    movq %rdx, 8(%rsp)
+    movq %rcx, 16(%rsp)
+    movq %r8, 24(%rsp)
+    movq %rsp, %rsi             /* args */
+    movl $4, %edx               /* nargs */
+    movq %r9, %rcx              /* ret */
+    callq .Labi_call            /* rdi = fn already */
+    addq $40, %rsp
+    .cfi_adjust_cfa_offset -40
     ret
     .cfi_endproc
     .size aesgen_abi_call4, .-aesgen_abi_call4
@@ -291,15 +383,10 @@ abi_bad_function aesgen_abi_bad_frame
     ret
     .size aesgen_abi_bad_frame, .-aesgen_abi_bad_frame
 
-/* Legal: clobbers only what the ABI lets a callee clobber. */
-abi_bad_function aesgen_abi_good_volatile
-    movq %rdi, %rax
-    rolq $8, %rsi
-    xorq %rsi, %rax
-    rolq $16, %rdx
-    xorq %rdx, %rax
-    rolq $24, %rcx
-    xorq %rcx, %rax
+/* Clobber every caller-saved register the ABI lets a callee clobber but
+ * rax (rcx, rdx, rsi, rdi, r8-r11, xmm0-15, the red zone, the MXCSR status
+ * flags, the arithmetic flags). */
+.macro abi_clobber_volatile
     movq $-1, %rdi
     movq $-1, %rsi
     movq $-1, %rdx
@@ -328,8 +415,69 @@ abi_bad_function aesgen_abi_good_volatile
     stmxcsr -16(%rsp)           /* set the sticky "inexact" status flag: */
     orl $0x20, -16(%rsp)        /* status flags are not callee-saved */
     ldmxcsr -16(%rsp)
+    cmpq %rax, %rdi             /* and the arithmetic flags */
+.endm
+
+/* Legal: clobbers only what the ABI lets a callee clobber. */
+abi_bad_function aesgen_abi_good_volatile
+    movq %rdi, %rax
+    rolq $8, %rsi
+    xorq %rsi, %rax
+    rolq $16, %rdx
+    xorq %rdx, %rax
+    rolq $24, %rcx
+    xorq %rcx, %rax
+    abi_clobber_volatile
     ret
     .size aesgen_abi_good_volatile, .-aesgen_abi_good_volatile
+
+/* Legal: reads all ten arguments (a6..a9 from the stack, just above the
+ * return address) and returns the XOR of rol(a_i, 6 i). */
+abi_bad_function aesgen_abi_good_args10
+    movq %rdi, %rax
+    rolq $6, %rsi
+    xorq %rsi, %rax
+    rolq $12, %rdx
+    xorq %rdx, %rax
+    rolq $18, %rcx
+    xorq %rcx, %rax
+    rolq $24, %r8
+    xorq %r8, %rax
+    rolq $30, %r9
+    xorq %r9, %rax
+    movq 8(%rsp), %r10
+    rolq $36, %r10
+    xorq %r10, %rax
+    movq 16(%rsp), %r10
+    rolq $42, %r10
+    xorq %r10, %rax
+    movq 24(%rsp), %r10
+    rolq $48, %r10
+    xorq %r10, %rax
+    movq 32(%rsp), %r10
+    rolq $54, %r10
+    xorq %r10, %rax
+    abi_clobber_volatile
+    ret
+    .size aesgen_abi_good_args10, .-aesgen_abi_good_args10
+
+/* Legal: overwrites its four stack arguments (the ABI gives the argument
+ * area to the callee). */
+abi_bad_function aesgen_abi_good_args10_write
+    notq 8(%rsp)
+    notq 16(%rsp)
+    notq 24(%rsp)
+    notq 32(%rsp)
+    xorl %eax, %eax
+    ret
+    .size aesgen_abi_good_args10_write, .-aesgen_abi_good_args10_write
+
+/* Called with ten arguments, writes the word just above its four stack
+ * arguments: its caller's frame. */
+abi_bad_function aesgen_abi_args10_bad_frame
+    notq 40(%rsp)
+    ret
+    .size aesgen_abi_args10_bad_frame, .-aesgen_abi_args10_bad_frame
 
 #endif /* __x86_64__ && __ELF__ */
 

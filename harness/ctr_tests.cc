@@ -66,8 +66,11 @@
 
 #include "abi_check.h"
 #include "aesgen.h"
+#include "harness_util.h"
 
 namespace {
+
+using namespace aesgen_harness;  // NOLINT: the shared helpers, as if defined here
 
 constexpr size_t kBlock = 16;
 constexpr size_t kWindowBlocks = 256;
@@ -76,65 +79,7 @@ constexpr size_t kWindowBytes = kWindowBlocks * kBlock;  // 4096
 using Block = std::array<uint8_t, 16>;
 
 // ---------------------------------------------------------------------------
-// Small utilities
-
-uint64_t EnvU64(const char *name, uint64_t fallback) {
-  const char *s = std::getenv(name);
-  if (s == nullptr || *s == '\0') return fallback;
-  return std::strtoull(s, nullptr, 0);
-}
-
-uint64_t BaseSeed() {
-  static const uint64_t seed = EnvU64("AESGEN_TEST_SEED", 0x61657367656e2121ull);
-  return seed;
-}
-
-// AESGEN_TEST_SCALE: a number > 0 (fractions too: the runner picks one for
-// emulated runs) multiplying the random suites' case counts.
-double Scale() {
-  static const double scale = [] {
-    const char *s = std::getenv("AESGEN_TEST_SCALE");
-    double v = (s != nullptr && *s != '\0') ? std::strtod(s, nullptr) : 1.0;
-    return v > 0 ? v : 1.0;
-  }();
-  return scale;
-}
-
-// How many random cases a suite whose base count is `base` runs (at least 1).
-size_t Cases(size_t base) {
-  return std::max<size_t>(1, static_cast<size_t>(static_cast<double>(base) * Scale() + 0.5));
-}
-
-// A generator for one test: the base seed mixed with a per-test salt, so each
-// test draws its own reproducible sequence whatever ran before it.
-std::mt19937_64 TestRng(uint64_t salt) {
-  std::seed_seq seq{static_cast<uint32_t>(BaseSeed()), static_cast<uint32_t>(BaseSeed() >> 32),
-                    static_cast<uint32_t>(salt), static_cast<uint32_t>(salt >> 32)};
-  return std::mt19937_64(seq);
-}
-
-size_t Uniform(std::mt19937_64 &rng, size_t lo, size_t hi) {  // inclusive
-  return std::uniform_int_distribution<size_t>(lo, hi)(rng);
-}
-
-std::string Hex(const uint8_t *p, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(2 * n);
-  for (size_t i = 0; i < n; i++) {
-    s += digits[p[i] >> 4];
-    s += digits[p[i] & 15];
-  }
-  return s;
-}
-
-std::vector<uint8_t> FromHex(const char *h) {
-  std::vector<uint8_t> v;
-  for (size_t i = 0; h[i] && h[i + 1]; i += 2) {
-    v.push_back(static_cast<uint8_t>(std::strtoul(std::string(h + i, 2).c_str(), nullptr, 16)));
-  }
-  return v;
-}
+// Counter arithmetic (the shared helpers are in harness_util.h)
 
 // counter + n (mod 2^128), big-endian.
 Block CounterAdd(const uint8_t *ctr, uint64_t n) {
@@ -164,60 +109,6 @@ Block CounterSub(const uint8_t *ctr, uint64_t n) {
     r[static_cast<size_t>(i)] = static_cast<uint8_t>(d + (borrow ? 256 : 0));
   }
   return r;
-}
-
-// A fixed pool of random input bytes; inputs are slices of it.
-const std::vector<uint8_t> &Pool() {
-  static const std::vector<uint8_t> pool = [] {
-    std::vector<uint8_t> p((size_t{1} << 21) + 4096);
-    std::mt19937_64 rng(0x706f6f6cull);
-    for (size_t i = 0; i < p.size(); i += 8) {
-      uint64_t x = rng();
-      std::memcpy(p.data() + i, &x, 8);
-    }
-    return p;
-  }();
-  return pool;
-}
-
-// ---------------------------------------------------------------------------
-// CPU features
-
-uint64_t CpuFeatures() {
-  static const uint64_t f = aesgen_cpu_features();
-  return f;
-}
-
-std::string FeatureList(uint64_t bits) {
-  std::string s;
-  for (unsigned i = 0; i < 64; i++) {
-    uint64_t bit = uint64_t{1} << i;
-    if (!(bits & bit)) continue;
-    if (!s.empty()) s += ", ";
-    const char *name = aesgen_cpu_feature_name(bit);
-    s += name ? std::string(name) : "feature bit " + std::to_string(i);
-  }
-  return s;
-}
-
-// ---------------------------------------------------------------------------
-// Key sizes
-
-std::vector<size_t> SupportedKeyLens() {
-  std::vector<size_t> v;
-  if (aesgen_key_bits_supported & 1) v.push_back(16);
-  if (aesgen_key_bits_supported & 2) v.push_back(24);
-  if (aesgen_key_bits_supported & 4) v.push_back(32);
-  return v;
-}
-
-bool KeyLenSupported(size_t key_len) {
-  switch (key_len) {
-    case 16: return (aesgen_key_bits_supported & 1) != 0;
-    case 24: return (aesgen_key_bits_supported & 2) != 0;
-    case 32: return (aesgen_key_bits_supported & 4) != 0;
-    default: return false;
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -413,184 +304,6 @@ class KeyStream {
   std::vector<uint8_t> key_;
   Block iv_{};
   std::vector<uint8_t> ks_;
-};
-
-// ---------------------------------------------------------------------------
-// Faults inside kernel calls
-//
-// Each kernel call runs under sigsetjmp; the handler for SIGSEGV, SIGBUS and
-// SIGILL jumps back out of the kernel (on an alternate stack, so a kernel
-// that broke rsp is still caught) and the call is reported as failed.  A
-// fault anywhere else takes the default action.
-
-struct GuardRegion {
-  uintptr_t begin, end;  // the PROT_NONE page
-  bool after;            // true: follows the buffer; false: precedes it
-  const char *label;
-};
-
-struct FaultState {
-  sigjmp_buf *jmp = nullptr;
-  int signo = 0;
-  uintptr_t addr = 0;
-  std::vector<GuardRegion> guards;  // changed only outside kernel calls
-};
-
-FaultState &Faults() {
-  static FaultState f;
-  return f;
-}
-
-void FaultHandler(int sig, siginfo_t *info, void *) {
-  FaultState &f = Faults();
-  if (f.jmp != nullptr) {
-    sigjmp_buf *j = f.jmp;
-    f.jmp = nullptr;
-    f.signo = sig;
-    f.addr = reinterpret_cast<uintptr_t>(info->si_addr);
-    siglongjmp(*j, 1);
-  }
-  // Not in a kernel call: die of it as usual.
-  struct sigaction dfl;
-  std::memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, nullptr);
-  raise(sig);
-}
-
-void InstallFaultHandlers() {
-  static std::vector<uint8_t> alt(size_t{1} << 16);
-  stack_t ss;
-  std::memset(&ss, 0, sizeof ss);
-  ss.ss_sp = alt.data();
-  ss.ss_size = alt.size();
-  sigaltstack(&ss, nullptr);
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = FaultHandler;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGSEGV, SIGBUS, SIGILL}) sigaction(sig, &sa, nullptr);
-}
-
-// Calls fn through the ABI trampoline; false if it faulted (Faults() says how).
-__attribute__((noinline)) bool CallCatchingFaults(const void *fn, uint64_t a0, uint64_t a1,
-                                                  uint64_t a2, uint64_t a3, uint64_t *mask,
-                                                  uint64_t *ret) {
-  sigjmp_buf jb;
-  if (sigsetjmp(jb, 1) != 0) return false;
-  Faults().jmp = &jb;
-  *mask = aesgen_abi_call4(fn, a0, a1, a2, a3, ret);
-  Faults().jmp = nullptr;
-  return true;
-}
-
-std::string DescribeFault() {
-  const FaultState &f = Faults();
-  std::ostringstream os;
-  os << (f.signo == SIGSEGV ? "SIGSEGV" : f.signo == SIGBUS ? "SIGBUS" : f.signo == SIGILL ? "SIGILL"
-                                                                                          : "signal")
-     << " at address 0x" << std::hex << f.addr << std::dec;
-  if (f.signo == SIGILL) {
-    os << " (an instruction this CPU lacks: does the kernel's `features` list all it uses?)";
-    return os.str();
-  }
-  for (const auto &g : f.guards) {
-    if (f.addr >= g.begin && f.addr < g.end) {
-      if (g.after) {
-        os << ": " << f.addr - g.begin + 1 << " byte(s) past the end of the " << g.label
-           << " buffer, which ends at a PROT_NONE page";
-      } else {
-        os << ": " << g.end - f.addr << " byte(s) before the start of the " << g.label
-           << " buffer, which starts after a PROT_NONE page";
-      }
-      return os.str();
-    }
-  }
-  os << " (not in a guard page)";
-  return os.str();
-}
-
-// Per-test time limit: a kernel that loops for ever names its test and ends
-// the binary instead of hanging CI.
-char g_current_test[512];
-
-void AlarmHandler(int) {
-  static const char head[] = "\n*** aesgen harness: time limit (AESGEN_TEST_TIMEOUT) hit in ";
-  ssize_t r = write(2, head, sizeof head - 1);
-  r = write(2, g_current_test, std::strlen(g_current_test));
-  r = write(2, "\n", 1);
-  (void)r;
-  _exit(124);
-}
-
-class TestTimeLimit : public ::testing::EmptyTestEventListener {
- public:
-  void OnTestStart(const ::testing::TestInfo &t) override {
-    std::snprintf(g_current_test, sizeof g_current_test, "%s.%s", t.test_suite_name(), t.name());
-    alarm(static_cast<unsigned>(EnvU64("AESGEN_TEST_TIMEOUT", 300)));
-  }
-  void OnTestEnd(const ::testing::TestInfo &) override { alarm(0); }
-};
-
-// Installed before main() runs the tests (gtest_main calls InitGoogleTest,
-// which keeps listeners appended here).
-const bool g_harness_setup = [] {
-  InstallFaultHandlers();
-  signal(SIGALRM, AlarmHandler);
-  ::testing::UnitTest::GetInstance()->listeners().Append(new TestTimeLimit);
-  return true;
-}();
-
-// ---------------------------------------------------------------------------
-// Memory with PROT_NONE pages on both sides
-
-class GuardedBuffer {
- public:
-  GuardedBuffer(size_t capacity, const char *label) {
-    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    data_size_ = std::max(page_, (capacity + page_ - 1) / page_ * page_);
-    map_size_ = data_size_ + 2 * page_;
-    void *m = mmap(nullptr, map_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) {
-      std::perror("mmap");
-      std::abort();
-    }
-    map_ = static_cast<uint8_t *>(m);
-    if (mprotect(map_, page_, PROT_NONE) != 0 ||
-        mprotect(map_ + page_ + data_size_, page_, PROT_NONE) != 0) {
-      std::perror("mprotect");
-      std::abort();
-    }
-    data_ = map_ + page_;
-    auto &g = Faults().guards;
-    uintptr_t m0 = reinterpret_cast<uintptr_t>(map_);
-    g.push_back({m0, m0 + page_, false, label});
-    g.push_back({m0 + page_ + data_size_, m0 + map_size_, true, label});
-  }
-  ~GuardedBuffer() {
-    auto &g = Faults().guards;
-    uintptr_t m0 = reinterpret_cast<uintptr_t>(map_);
-    g.erase(std::remove_if(g.begin(), g.end(),
-                           [&](const GuardRegion &r) { return r.begin >= m0 && r.end <= m0 + map_size_; }),
-            g.end());
-    munmap(map_, map_size_);
-  }
-  GuardedBuffer(const GuardedBuffer &) = delete;
-  GuardedBuffer &operator=(const GuardedBuffer &) = delete;
-
-  size_t capacity() const { return data_size_; }
-  // n bytes whose last byte is the last readable one (n == 0: the first
-  // byte of the guard page itself).
-  uint8_t *EndingAtGuard(size_t n) { return data_ + data_size_ - n; }
-  // A buffer whose first byte follows the leading guard page.
-  uint8_t *StartingAtGuard() { return data_; }
-
- private:
-  size_t page_ = 0, data_size_ = 0, map_size_ = 0;
-  uint8_t *map_ = nullptr;
-  uint8_t *data_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------
@@ -915,12 +628,6 @@ Block RandomBlock(std::mt19937_64 &rng) {
   std::memcpy(b.data(), &x, 8);
   std::memcpy(b.data() + 8, &y, 8);
   return b;
-}
-
-std::vector<uint8_t> RandomKey(std::mt19937_64 &rng, size_t key_len) {
-  std::vector<uint8_t> k(key_len);
-  for (auto &b : k) b = static_cast<uint8_t>(rng());
-  return k;
 }
 
 // An IV that is random, or (one time in three) a few blocks short of a carry

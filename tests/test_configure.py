@@ -47,7 +47,7 @@ def root(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "build.ninja.in", r / "build.ninja.in")
     (r / "harness" / "bench").mkdir(parents=True)
     for f in ("ctr_tests.cc", "abi_check_x86_64.S", "abi_check_aarch64.S", "abi_check.h",
-              "quick_measure.c", "bench/bench_main.cc"):
+              "quick_measure.c", "bench/bench_main.cc", "bench/gcm_bench.cc"):
         (r / "harness" / f).write_text("\n")
     (r / "gtest" / "src").mkdir(parents=True)  # stands in for /usr/src/googletest/googletest
     for f in ("gtest-all.cc", "gtest_main.cc"):
@@ -100,7 +100,7 @@ def test_each_preset_gets_a_test_binary_and_a_standalone_check(root: Path) -> No
 def test_each_x86_preset_gets_a_benchmark_binary(root: Path) -> None:
     text = render(root, discover_presets(root, "x86_64"))
     b = root / "build"
-    assert "\nbench_libs = -lbenchmark -lpthread -lcrypto -lIPSec_MB\n" in text
+    assert "\nbench_libs = -lbenchmark -lpthread -lcrypto -lIPSec_MB -lgcrypt -ldl\n" in text
     for name in ("x86-64-v2", "znver4"):
         assert (f"build {b}/{name}/harness/bench_main.o: cxx "
                 f"{root}/harness/bench/bench_main.cc") in text

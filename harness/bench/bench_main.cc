@@ -1,8 +1,10 @@
 // bench_main.cc: Google Benchmark program for the kernels of one generated aesgen
-// set, beside OpenSSL and Intel's ipsec-mb (x86-64 only).
+// set, beside OpenSSL and Intel's ipsec-mb (x86-64 only); the AES-GCM tables, beside
+// libgcrypt and BoringSSL too, are in gcm_bench.cc.
 //
-// Built once per generated folder (generated/<preset>/) with
-// -DAESGEN_BENCH_PRESET="<preset>", linked with -lbenchmark -lcrypto -lIPSec_MB.
+// Built once per generated folder (generated/<preset>/) from bench_main.cc and
+// gcm_bench.cc with -DAESGEN_BENCH_PRESET="<preset>", linked with -lbenchmark -lcrypto
+// -lIPSec_MB -lgcrypt -ldl.
 //
 // Benchmarks are registered at run time, named IMPL/MODE/KEYBITS/SIZE:
 //   IMPL     a registry kernel this CPU runs (e.g. aesni-face-r2), `openssl`
@@ -23,16 +25,25 @@
 //   SIZE     stream/msg_iv/fresh_iv: 16 1024 4096 20480 40960;
 //            first: 256 512 1024 2048 4096 6144 8192 12288 16384 32768 65536
 //
+// and IMPL/gcm_seal/KEYBITS/SIZE, KEYBITS 128 and 256, SIZE 64 256 1420 4096 16384:
+// one TLS-style record per iteration (new nonce, 13 bytes of AAD, 16-byte tag), IMPL a
+// GCM kernel of the set (where aesgen.h defines AESGEN_HAVE_AEAD), `openssl-gcm`,
+// `ipsec-mb-{sse,avx2,avx512}-gcm`, `libgcrypt-gcm`, `boringssl-gcm` (gcm_bench.h).
+// Not registered with OPENSSL_ia32cap set.  Every implementation this CPU or this
+// machine cannot run is named on stderr as "skip IMPL: why".
+//
 // Counters: ticks_per_byte (TSC ticks read with lfence around the whole timing
 // loop, / iterations / SIZE); setup reports `ticks` per iteration instead; first
 // reports both.  Bytes processed are set so bytes_per_second is reported.
 //
 // Before anything is timed, every IMPL/KEYBITS is checked against a one-shot
-// OpenSSL encryption (itself checked against the SP 800-38A vectors); a mismatch
-// aborts the program naming the implementation.
+// OpenSSL encryption (itself checked against the SP 800-38A vectors, for GCM against
+// the GCM specification's); a mismatch aborts the program naming the implementation.
 //
 // Flags of our own (removed before Google Benchmark sees the rest):
-//   --aesgen_sizes=16,4096   register only these sizes (setup is always registered)
+//   --aesgen_what=ctr,gcm    which benchmarks: the CTR modes, gcm_seal, or both (default)
+//   --aesgen_sizes=16,4096   register only these CTR sizes (setup is always registered)
+//   --aesgen_aead_sizes=64,1420  gcm_seal sizes (any of 1..65520 bytes)
 //   --aesgen_keys=128,256    register only these key sizes
 //   --aesgen_list            print the names that would be registered and exit
 
@@ -56,6 +67,8 @@
 #include <vector>
 
 #include "aesgen.h"
+#include "bench_common.h"
+#include "gcm_bench.h"
 
 #ifndef AESGEN_BENCH_PRESET
 #error "compile with -DAESGEN_BENCH_PRESET=\"<preset name>\" (build.ninja does)"
@@ -63,66 +76,16 @@
 
 namespace {
 
-constexpr size_t kBlock = 16;
+using namespace aesgen_bench;
+
 constexpr size_t kVerifyLen = 4096 + 7;
 constexpr size_t kWarmUpLen = 8192;  // two FACE windows: every table entry is filled
 const std::vector<size_t> kMessageSizes = {16, 1024, 4096, 20480, 40960};
 const std::vector<size_t> kFirstSizes = {256,  512,  1024,  2048,  4096, 6144,
                                          8192, 12288, 16384, 32768, 65536};
-const std::vector<int> kAllKeyBits = {128, 192, 256};
-constexpr size_t kBufferLen = 65536;  // the largest SIZE; kVerifyLen and kWarmUpLen fit
+static_assert(kBufferLen >= 65536, "the largest SIZE, kVerifyLen and kWarmUpLen fit");
 
 const char kTscNote[] = "ticks are TSC ticks, not core cycles (no core cycle counter in this VM)";
-
-[[noreturn]] void Die(const std::string &message) {
-  std::fprintf(stderr, "aesgen_bench: FATAL: %s\n", message.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
-
-// ---------------------------------------------------------------------------
-// Time stamp counter and shared buffers
-
-inline uint64_t Ticks() {
-  _mm_lfence();
-  const uint64_t t = __rdtsc();
-  _mm_lfence();
-  return t;
-}
-
-uint8_t *AlignedBuffer(size_t len) {
-  void *p = std::aligned_alloc(64, (len + 63) & ~size_t{63});
-  if (p == nullptr) Die("out of memory");
-  return static_cast<uint8_t *>(p);
-}
-
-// One input and one output buffer for every benchmark, allocated on first use and
-// kept for the life of the process.  The input holds a fixed pattern.
-struct Buffers {
-  uint8_t *in;
-  uint8_t *out;
-};
-
-const Buffers &SharedBuffers() {
-  static const Buffers buffers = [] {
-    Buffers b{AlignedBuffer(kBufferLen), AlignedBuffer(kBufferLen)};
-    for (size_t i = 0; i < kBufferLen; i++) b.in[i] = static_cast<uint8_t>(i * 31 + 7);
-    std::memset(b.out, 0, kBufferLen);
-    return b;
-  }();
-  return buffers;
-}
-
-// A fixed 32-byte key; the first 16, 24 or 32 bytes are used.
-struct Key {
-  uint8_t bytes[32];
-};
-
-Key BaseKey() {
-  Key k;
-  for (int i = 0; i < 32; i++) k.bytes[i] = static_cast<uint8_t>(0xa5 ^ (i * 13));
-  return k;
-}
 
 // ---------------------------------------------------------------------------
 // IVs
@@ -275,12 +238,6 @@ void AddToCounter(uint8_t counter[16], uint64_t n) {
   std::memcpy(counter + 8, &lo, 8);
 }
 
-// One ipsec-mb multi-buffer manager (shared by the key sizes of one IMPL).
-struct MbManagerDeleter {
-  void operator()(IMB_MGR *m) const { free_mb_mgr(m); }
-};
-using MbManager = std::shared_ptr<IMB_MGR>;
-
 // ipsec-mb through the job API: one CNTR job per message (cipher only, NULL hash,
 // 16-byte IV).  The library keeps no stream state between jobs, so this Impl keeps
 // the counter of the next block.  ipsec-mb increments only the low 32 bits of the
@@ -387,25 +344,6 @@ struct ImplFactory {
   std::function<std::unique_ptr<Impl>(int key_bits)> make;
 };
 
-std::vector<int> AesgenKeyBits() {
-  std::vector<int> bits;
-  for (size_t i = 0; i < kAllKeyBits.size(); i++)
-    if (aesgen_key_bits_supported & (1u << i)) bits.push_back(kAllKeyBits[i]);
-  return bits;
-}
-
-std::string AesgenFeatureNames(uint64_t features) {
-  std::string names;
-  for (int bit = 0; bit < 64; bit++) {
-    const uint64_t mask = uint64_t{1} << bit;
-    if (!(features & mask)) continue;
-    const char *name = aesgen_cpu_feature_name(mask);
-    names += " ";
-    names += name != nullptr ? name : ("bit" + std::to_string(bit));
-  }
-  return names;
-}
-
 void AddAesgenFactories(std::vector<ImplFactory> &factories) {
   const uint64_t have = aesgen_cpu_features();
   for (size_t i = 0; i < aesgen_kernel_count; i++) {
@@ -420,67 +358,9 @@ void AddAesgenFactories(std::vector<ImplFactory> &factories) {
   }
 }
 
-struct MbFlavour {
-  const char *name;      // IMPL name
-  const char *init_fn;   // for messages
-  void (*init)(IMB_MGR *);
-  uint64_t cpu_flags;    // what the manager needs (IMB_CPUFLAGS_*)
-  uint32_t arch;         // IMB_ARCH_* it should report
-};
-
-std::string MbFeatureNames(uint64_t features) {
-  static const struct { uint64_t bit; const char *name; } kNames[] = {
-      {IMB_FEATURE_SHANI, "SHANI"},       {IMB_FEATURE_AESNI, "AESNI"},
-      {IMB_FEATURE_PCLMULQDQ, "PCLMULQDQ"}, {IMB_FEATURE_CMOV, "CMOV"},
-      {IMB_FEATURE_SSE4_2, "SSE4_2"},     {IMB_FEATURE_AVX, "AVX"},
-      {IMB_FEATURE_AVX2, "AVX2"},         {IMB_FEATURE_AVX512F, "AVX512F"},
-      {IMB_FEATURE_AVX512DQ, "AVX512DQ"}, {IMB_FEATURE_AVX512CD, "AVX512CD"},
-      {IMB_FEATURE_AVX512BW, "AVX512BW"}, {IMB_FEATURE_AVX512VL, "AVX512VL"},
-      {IMB_FEATURE_VAES, "VAES"},         {IMB_FEATURE_VPCLMULQDQ, "VPCLMULQDQ"},
-      {IMB_FEATURE_GFNI, "GFNI"},         {IMB_FEATURE_BMI2, "BMI2"},
-  };
-  std::string names;
-  for (const auto &n : kNames)
-    if (features & n.bit) names += std::string(" ") + n.name;
-  return names;
-}
-
-// Allocates and initialises the manager of one flavour; returns null (after one
-// stderr line) when the init failed or the CPU lacks what the manager needs.
-MbManager MakeMbManager(const MbFlavour &f) {
-  MbManager mgr(alloc_mb_mgr(0), MbManagerDeleter());
-  if (!mgr) Die(std::string(f.name) + ": alloc_mb_mgr failed");
-  const uint64_t missing = f.cpu_flags & ~mgr->features;
-  if (missing != 0) {  // checked before init: the init of a missing ISA may fault
-    std::fprintf(stderr, "skip %s: needs%s\n", f.name, MbFeatureNames(missing).c_str());
-    return nullptr;
-  }
-  f.init(mgr.get());
-  if (const int err = imb_get_errno(mgr.get())) {
-    std::fprintf(stderr, "skip %s: %s failed: %s\n", f.name, f.init_fn, imb_get_strerror(err));
-    return nullptr;
-  }
-  if (mgr->used_arch != f.arch) {
-    std::fprintf(stderr, "skip %s: %s left the manager on arch %u, not %u\n", f.name, f.init_fn,
-                 static_cast<unsigned>(mgr->used_arch), static_cast<unsigned>(f.arch));
-    return nullptr;
-  }
-  if ((mgr->features & IMB_FEATURE_SELF_TEST) && !(mgr->features & IMB_FEATURE_SELF_TEST_PASS)) {
-    std::fprintf(stderr, "skip %s: the library's self-test failed\n", f.name);
-    return nullptr;
-  }
-  return mgr;
-}
-
 void AddIpsecMbFactories(std::vector<ImplFactory> &factories) {
-  static const MbFlavour kFlavours[] = {
-      {"ipsec-mb-sse", "init_mb_mgr_sse", init_mb_mgr_sse, IMB_CPUFLAGS_SSE, IMB_ARCH_SSE},
-      {"ipsec-mb-avx2", "init_mb_mgr_avx2", init_mb_mgr_avx2, IMB_CPUFLAGS_AVX2, IMB_ARCH_AVX2},
-      {"ipsec-mb-avx512", "init_mb_mgr_avx512", init_mb_mgr_avx512, IMB_CPUFLAGS_AVX512,
-       IMB_ARCH_AVX512},
-  };
-  for (const MbFlavour &f : kFlavours) {
-    MbManager mgr = MakeMbManager(f);
+  for (const MbFlavour &f : MbFlavours()) {
+    MbManager mgr = MakeMbManager(f, f.name);
     if (!mgr) continue;
     std::string name = f.name;
     factories.push_back({name, kAllKeyBits, [name, mgr](int bits) -> std::unique_ptr<Impl> {
@@ -502,8 +382,6 @@ bool OpensslIa32capWord0(uint64_t *word0) {
 }
 
 constexpr int kIa32capAesniBit = 57;  // word 0 bit 57 = CPUID.1:ECX bit 25
-
-bool NoAesniMode() { return std::getenv("OPENSSL_ia32cap") != nullptr; }
 
 // With OPENSSL_ia32cap set, make sure it really hides AES-NI from OpenSSL.
 void CheckOpensslAesniMasked() {
@@ -548,13 +426,6 @@ std::vector<uint8_t> OpensslReference(int key_bits, const uint8_t *key, const ui
   ref.Init(key, iv);
   ref.Encrypt(out.data(), in, len);
   return out;
-}
-
-std::vector<uint8_t> FromHex(const char *hex) {
-  std::vector<uint8_t> bytes;
-  for (size_t i = 0; hex[i] != '\0' && hex[i + 1] != '\0'; i += 2)
-    bytes.push_back(static_cast<uint8_t>(std::stoul(std::string(hex + i, 2), nullptr, 16)));
-  return bytes;
 }
 
 // The reference itself, against NIST SP 800-38A F.5.1, F.5.3 and F.5.5 (four blocks
@@ -635,13 +506,6 @@ void VerifyImpl(const std::string &label, Impl &impl, int key_bits) {
 // ---------------------------------------------------------------------------
 // The timed modes
 
-void ReportPerByte(benchmark::State &state, uint64_t ticks, size_t size) {
-  const double bytes = static_cast<double>(state.iterations()) * static_cast<double>(size);
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(size));
-  state.counters["ticks_per_byte"] =
-      benchmark::Counter(bytes > 0 ? static_cast<double>(ticks) / bytes : 0.0);
-}
-
 void ReportPerMessage(benchmark::State &state, uint64_t ticks) {
   state.counters["ticks"] = benchmark::Counter(
       state.iterations() > 0 ? static_cast<double>(ticks) / static_cast<double>(state.iterations())
@@ -714,6 +578,8 @@ struct Options {
   std::set<size_t> sizes;  // empty = all
   std::set<size_t> first_sizes;  // empty = as `sizes` selects
   std::set<int> key_bits;  // empty = all
+  std::vector<size_t> aead_sizes = kGcmSizes;
+  bool ctr = true, gcm = true;  // --aesgen_what
   bool list = false;
 };
 
@@ -749,6 +615,9 @@ void PrintOwnFlags() {
       "  --aesgen_first_sizes=256,4096  sizes of the `first` benchmarks (default: as\n"
       "                           --aesgen_sizes selects them)\n"
       "  --aesgen_keys=128,256    register only these key sizes\n"
+      "  --aesgen_what=ctr,gcm    the CTR benchmarks, gcm_seal, or both (default)\n"
+      "  --aesgen_aead_sizes=64,1420  gcm_seal sizes, 1..65520 (default\n"
+      "                           64,256,1420,4096,16384)\n"
       "  --aesgen_list            print the benchmark names and exit\n"
       "  env OPENSSL_ia32cap=~0x200000000000000  benchmark only OpenSSL, without AES-NI\n\n");
 }
@@ -785,6 +654,28 @@ Options ParseOwnFlags(int *argc, char **argv) {
           UsageError("--aesgen_keys: " + std::to_string(k) + " is not 128, 192 or 256");
         opt.key_bits.insert(static_cast<int>(k));
       }
+    } else if (const char *v = value_of("--aesgen_aead_sizes")) {
+      std::set<size_t> sizes;
+      for (unsigned long s : ParseNumberList("--aesgen_aead_sizes", v)) {
+        if (s < 1 || s > kGcmMaxSize)
+          UsageError("--aesgen_aead_sizes: " + std::to_string(s) + " is not in 1.." +
+                     std::to_string(kGcmMaxSize));
+        sizes.insert(s);
+      }
+      opt.aead_sizes.assign(sizes.begin(), sizes.end());
+    } else if (const char *v = value_of("--aesgen_what")) {
+      opt.ctr = opt.gcm = false;
+      std::stringstream ss(v);
+      std::string item;
+      while (std::getline(ss, item, ',')) {
+        if (item == "ctr")
+          opt.ctr = true;
+        else if (item == "gcm")
+          opt.gcm = true;
+        else
+          UsageError("--aesgen_what: '" + item + "' is not ctr or gcm");
+      }
+      if (!opt.ctr && !opt.gcm) UsageError("--aesgen_what: empty list");
     } else if (arg == "--aesgen_list") {
       opt.list = true;
     } else if (arg.compare(0, 9, "--aesgen_") == 0) {
@@ -825,6 +716,7 @@ std::vector<Target> RegisterAll(const Options &opt, std::vector<std::string> &na
   if (!opt.first_sizes.empty()) first_opt.sizes = opt.first_sizes;
   const std::vector<size_t> first_sizes = SelectSizes(kFirstSizes, first_opt);
   std::vector<Target> targets;
+  if (!opt.ctr) return targets;
   for (const ImplFactory &factory : AvailableImpls()) {
     for (int bits : factory.key_bits) {
       if (!opt.key_bits.empty() && !opt.key_bits.count(bits)) continue;
@@ -884,6 +776,10 @@ int main(int argc, char **argv) {
   const Options opt = ParseOwnFlags(&argc, argv);
   std::vector<std::string> names;
   const std::vector<Target> targets = RegisterAll(opt, names);
+  // no GCM benchmarks beside OpenSSL with AES-NI masked: that child run is for CTR
+  const std::vector<GcmTarget> gcm_targets =
+      opt.gcm && !NoAesniMode() ? RegisterGcm(opt.aead_sizes, opt.key_bits, names)
+                                : std::vector<GcmTarget>{};
   if (opt.list) {
     for (const std::string &name : names) std::printf("%s\n", name.c_str());
     return 0;
@@ -893,8 +789,10 @@ int main(int argc, char **argv) {
 
   CheckReferenceAgainstSp800_38a();
   for (const Target &t : targets) VerifyImpl(t.name, *t.impl, t.key_bits);
+  VerifyGcm(gcm_targets, opt.aead_sizes);
 
   AddContext();
+  if (!gcm_targets.empty()) AddGcmContext();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

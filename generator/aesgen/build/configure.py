@@ -2,7 +2,8 @@
 
 The template lives at the repository root; its header comment lists the variables it takes.
 Presets are the folders under generated/ whose manifest.json names the host architecture;
-each gets a GoogleTest binary (its kernels + harness/) and a standalone-compile check, and on
+each gets a GoogleTest binary (its kernels + every harness/*_tests.cc suite + the trampoline)
+and a standalone-compile check, and on
 x86-64 a Google Benchmark binary (its kernels + harness/bench/) beside OpenSSL and ipsec-mb.
 
 On an x86-64 host the AArch64 presets are built too, cross (CrossToolchain: the Debian
@@ -35,6 +36,9 @@ import jinja2
 TEMPLATE_NAME = "build.ninja.in"
 OUTPUT_NAME = "build.ninja"
 SOURCE_SUFFIXES = (".S", ".c")
+# The GoogleTest suite every aesgen_tests binary has; any other harness/*_tests.cc is linked in
+# beside it (aead_tests.cc, ...).
+MAIN_SUITE = "ctr_tests"
 
 # Architecture names as manifest.json spells them, by what platform.machine() says.
 _MACHINE_TO_ARCH = {
@@ -73,7 +77,7 @@ class Toolchain:
     cxxflags: str = "-std=c++17 -O2 -g -Wall -Wextra -Werror"
     ldflags: str = ""
     libs: str = "-lgtest -lgtest_main -lpthread -lcrypto"
-    bench_libs: str = "-lbenchmark -lpthread -lcrypto -lIPSec_MB"
+    bench_libs: str = "-lbenchmark -lpthread -lcrypto -lIPSec_MB -lgcrypt -ldl"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Toolchain":
@@ -186,6 +190,16 @@ def discover_presets(root: Path, arch: str | None = None) -> list[Preset]:
     return presets
 
 
+def discover_harness_suites(root: Path) -> list[str]:
+    """The GoogleTest suites linked into each aesgen_tests binary: the stems of
+    harness/*_tests.cc, ctr_tests first (whether or not the file is there yet), then the
+    others by name."""
+    harness = Path(root) / "harness"
+    others = sorted(p.stem for p in harness.glob("*_tests.cc") if p.stem != MAIN_SUITE) \
+        if harness.is_dir() else []
+    return [MAIN_SUITE, *others]
+
+
 # ---- Jinja filters -------------------------------------------------------------------------
 
 def _ninja_path(value: object) -> str:
@@ -276,6 +290,8 @@ def render_build_ninja(
     cross_views = [view(p) for p in _sorted_presets(cross_presets)]
     _sorted_presets(presets + cross_presets)  # one name space: build/<name>/ for both
     regen_inputs = [str(root / "generated")]
+    if (root / "harness").is_dir():
+        regen_inputs.append(str(root / "harness"))  # a new harness/*_tests.cc re-renders
     for v in views + cross_views:
         regen_inputs += [v.dir, str(Path(v.dir) / "manifest.json")]
     try:
@@ -297,6 +313,7 @@ def render_build_ninja(
         bench_libs=toolchain.bench_libs,
         regen_inputs=regen_inputs,
         presets=views,
+        harness_suites=discover_harness_suites(root),
         cross=cross,
         cross_presets=cross_views,
     )
