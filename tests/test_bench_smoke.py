@@ -1,11 +1,15 @@
-"""aesgen_bench (harness/bench/bench_main.cc) smoke test.
+"""aesgen_bench (harness/bench/) smoke test.
 
 Each x86-64 preset's benchmark binary is built once per session, in a temporary build
 directory (aesgen.build.configure.write_build_ninja + ninja), then run once over every
 benchmark it registers at the smallest sizes. Every implementation this CPU runs must be
 there (the preset's kernels whose features /proc/cpuinfo lists, OpenSSL, and each ipsec-mb
-manager the CPU supports), each with finite positive TSC figures. A second run with
-OPENSSL_ia32cap masking AES-NI must register OpenSSL alone, as `openssl-noaesni`.
+manager the CPU supports), each with finite positive TSC figures; so must every AES-GCM
+peer (gcm_seal: OpenSSL, each ipsec-mb manager, libgcrypt, and BoringSSL where its library
+is installed), and what is not there must be named on stderr with the reason. A second run
+with OPENSSL_ia32cap masking AES-NI must register OpenSSL's CTR alone, as
+`openssl-noaesni`. No time is ever asserted. The report module's arithmetic (median of all
+processes, spread of the per-process medians) is checked on made-up runs.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import pytest
 
 from aesgen.build.configure import ConfigureError, discover_presets, host_arch, write_build_ninja
 from aesgen.paths import ROOT
+from aesgen.report import bench as B
 
 try:
     _ARCH = host_arch()
@@ -35,7 +40,9 @@ pytestmark = [
 ]
 
 SIZES = "--aesgen_sizes=16,256"       # 16 for stream/msg_iv/fresh_iv, 256 for first
+AEAD_SIZES = "--aesgen_aead_sizes=64"  # the smallest gcm_seal record of the tables
 MESSAGE_MODES = ("stream", "msg_iv", "fresh_iv")
+GCM_KEY_BITS = (128, 256)
 NOAESNI = "~0x200000000000000"        # clears bit 57 (AES-NI) of OpenSSL's first word
 RUN_TIMEOUT = 120
 
@@ -54,7 +61,12 @@ IPSEC_MB_NEEDS = {"ipsec-mb-sse": _MB_SSE, "ipsec-mb-avx2": _MB_AVX2,
                   "ipsec-mb-avx512": _MB_AVX512}
 # A header the build needs -> the Debian package that has it.
 HEADER_PACKAGE = {"benchmark/benchmark.h": "libbenchmark-dev",
-                  "intel-ipsec-mb.h": "libipsec-mb-dev", "openssl/evp.h": "libssl-dev"}
+                  "intel-ipsec-mb.h": "libipsec-mb-dev", "openssl/evp.h": "libssl-dev",
+                  "gcrypt.h": "libgcrypt20-dev"}
+# Where the program looks for BoringSSL (harness/bench/gcm_bench.cc: what Debian's
+# android-libboringssl installs, unless AESGEN_BORINGSSL_LIB says otherwise).
+BORINGSSL_LIB = Path(os.environ.get("AESGEN_BORINGSSL_LIB")
+                     or "/usr/lib/x86_64-linux-gnu/android/libcrypto.so.0")
 
 
 def cpu_flags() -> set[str]:
@@ -88,7 +100,7 @@ def bench_binaries(tmp_path_factory) -> dict[str, Path]:
 def run_bench(binary: Path, tmp_path: Path, *args: str, env: dict | None = None):
     """Runs every registered benchmark once (min_time 0.001 s); returns (json, stderr)."""
     out = tmp_path / "bench.json"
-    cmd = [str(binary), SIZES, "--benchmark_min_time=0.001",
+    cmd = [str(binary), SIZES, AEAD_SIZES, "--benchmark_min_time=0.001",
            f"--benchmark_out={out}", "--benchmark_out_format=json", *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT,
                           env={**os.environ, **(env or {})})
@@ -96,9 +108,10 @@ def run_bench(binary: Path, tmp_path: Path, *args: str, env: dict | None = None)
     return json.loads(out.read_text()), proc.stderr
 
 
-def listed_names(binary: Path, env: dict | None = None) -> list[str]:
-    proc = subprocess.run([str(binary), SIZES, "--aesgen_list"], capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT, env={**os.environ, **(env or {})})
+def listed_names(binary: Path, env: dict | None = None, *args: str) -> list[str]:
+    proc = subprocess.run([str(binary), SIZES, AEAD_SIZES, "--aesgen_list", *args],
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                          env={**os.environ, **(env or {})})
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.split()
 
@@ -152,9 +165,10 @@ def test_every_implementation_runs_with_positive_figures(preset, bench_binaries,
             assert f"skip {impl}:" in stderr, stderr
 
     runs = {r["name"]: r for r in data["benchmarks"]}
-    got_impls = {name.split("/")[0] for name in runs}
+    ctr_runs = {n: r for n, r in runs.items() if n.split("/")[1] != "gcm_seal"}
+    got_impls = {name.split("/")[0] for name in ctr_runs}
     assert got_impls == set(impls), f"implementations: got {sorted(got_impls)}, want {impls}"
-    assert expected <= set(runs), f"missing: {sorted(expected - set(runs))}"
+    assert expected <= set(ctr_runs), f"missing: {sorted(expected - set(ctr_runs))}"
     assert set(runs) == set(listed_names(binary)), "--aesgen_list differs from what ran"
     for run in runs.values():
         check_figures(run)
@@ -164,6 +178,95 @@ def test_every_implementation_runs_with_positive_figures(preset, bench_binaries,
     assert context["tsc_note"].startswith("ticks are TSC ticks")
     assert context["openssl_version"].startswith("OpenSSL")
     assert context["ipsec_mb_version"] and context["cpu_model"]
+
+
+def expected_gcm_impls(m: dict, flags: set[str]) -> tuple[dict, list[str]]:
+    """IMPL -> key sizes of every gcm_seal implementation this machine should run; and
+    the ones it cannot, each of which must be on stderr as "skip IMPL: why"."""
+    want: dict[str, tuple[int, ...]] = {}
+    skipped = []
+    # the set's own GCM kernels, once the generator declares them in the manifest
+    aesgen_bits = tuple(b for b in m["key_bits"] if b in GCM_KEY_BITS)
+    for aead in m.get("aeads", []):
+        if aead.get("mode") != "gcm":
+            continue
+        if all(CPUINFO_FLAG.get(f, f.lower()) in flags for f in aead.get("features", [])):
+            want[aead["name"]] = aesgen_bits
+        else:
+            skipped.append(aead["name"])
+    want["openssl-gcm"] = GCM_KEY_BITS
+    for impl, needs in IPSEC_MB_NEEDS.items():
+        if needs <= flags:
+            want[f"{impl}-gcm"] = GCM_KEY_BITS
+        else:
+            skipped.append(f"{impl}-gcm")
+    want["libgcrypt-gcm"] = GCM_KEY_BITS
+    if BORINGSSL_LIB.exists():
+        want["boringssl-gcm"] = GCM_KEY_BITS
+    else:
+        skipped.append("boringssl-gcm")
+    return want, skipped
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
+def test_every_gcm_peer_seals_with_positive_figures(preset, bench_binaries, tmp_path):
+    binary = bench_binaries[preset.name]
+    data, stderr = run_bench(binary, tmp_path, "--aesgen_what=gcm")
+    want, skipped = expected_gcm_impls(manifest(preset), cpu_flags())
+    for impl in skipped:
+        assert re.search(rf"^skip {re.escape(impl)}: \S", stderr, re.M), \
+            f"{impl} is neither run nor reported as skipped:\n{stderr}"
+
+    runs = {r["name"]: r for r in data["benchmarks"]}
+    assert all(name.split("/")[1] == "gcm_seal" for name in runs), sorted(runs)
+    got = {name.split("/")[0] for name in runs}
+    assert got == set(want), f"gcm_seal implementations: got {sorted(got)}, want {sorted(want)}"
+    expected = {f"{impl}/gcm_seal/{bits}/64" for impl, bits_list in want.items()
+                for bits in bits_list}
+    assert set(runs) == expected, f"missing {sorted(expected - set(runs))}, " \
+                                  f"extra {sorted(set(runs) - expected)}"
+    assert set(runs) == set(listed_names(binary, None, "--aesgen_what=gcm"))
+    for run in runs.values():
+        check_figures(run)
+
+    context = data["context"]
+    assert context["libgcrypt_version"]
+    if "boringssl-gcm" in want:
+        assert context["boringssl"].startswith(str(BORINGSSL_LIB)), context["boringssl"]
+    else:
+        assert context["boringssl"].startswith("not loaded: ")
+
+
+@pytest.mark.parametrize("preset", PRESETS[:1], ids=lambda p: p.name)
+def test_aesgen_what_picks_the_tables(preset, bench_binaries):
+    binary = bench_binaries[preset.name]
+    ctr = listed_names(binary, None, "--aesgen_what=ctr")
+    gcm = listed_names(binary, None, "--aesgen_what=gcm")
+    both = listed_names(binary)
+    assert ctr and gcm
+    assert not any("/gcm_seal/" in n for n in ctr)
+    assert all("/gcm_seal/" in n for n in gcm)
+    assert sorted(both) == sorted(ctr + gcm)
+    # sizes and keys apply to gcm_seal too
+    names = listed_names(binary, None, "--aesgen_what=gcm", "--aesgen_aead_sizes=17,1420",
+                         "--aesgen_keys=256")
+    assert {n.split("/", 2)[2] for n in names} == {"256/17", "256/1420"}
+    for bad in ("--aesgen_what=ocb", "--aesgen_aead_sizes=0", "--aesgen_aead_sizes=65521"):
+        proc = subprocess.run([str(binary), bad, "--aesgen_list"], capture_output=True,
+                              text=True, timeout=RUN_TIMEOUT)
+        assert proc.returncode == 2 and "aesgen_bench: error:" in proc.stderr, bad
+
+
+@pytest.mark.parametrize("preset", PRESETS[:1], ids=lambda p: p.name)
+def test_missing_boringssl_is_named_and_the_rest_runs(preset, bench_binaries, tmp_path):
+    binary = bench_binaries[preset.name]
+    env = {"AESGEN_BORINGSSL_LIB": str(tmp_path / "no-such-libcrypto.so")}
+    data, stderr = run_bench(binary, tmp_path, "--aesgen_what=gcm", "--aesgen_keys=128",
+                             env=env)
+    assert re.search(r"^skip boringssl-gcm: cannot load .*no-such-libcrypto\.so", stderr,
+                     re.M), stderr
+    impls = {r["name"].split("/")[0] for r in data["benchmarks"]}
+    assert "boringssl-gcm" not in impls and {"openssl-gcm", "libgcrypt-gcm"} <= impls
 
 
 @pytest.mark.parametrize("preset", PRESETS[:1], ids=lambda p: p.name)
@@ -178,3 +281,43 @@ def test_openssl_ia32cap_runs_openssl_without_aesni_alone(preset, bench_binaries
     for run in runs.values():
         check_figures(run)
     assert "env:" + NOAESNI in data["context"]["openssl_cpu_settings"]
+
+
+def _fake_run(values: dict[str, list[float]]) -> dict:
+    """One process's Google Benchmark JSON: per name, one iteration entry per value."""
+    return {"benchmarks": [
+        {"name": f"{name}/repeats:{len(vals)}", "run_name": name, "run_type": "iteration",
+         "ticks_per_byte": v, "bytes_per_second": 1e9, "iterations": 10}
+        for name, vals in values.items() for v in vals]}
+
+
+def test_summary_is_the_median_of_all_processes_with_their_spread():
+    name = "openssl-gcm/gcm_seal/128/64"
+    runs = [_fake_run({name: [10.0, 11.0, 12.0]}), _fake_run({name: [20.0, 21.0, 22.0]}),
+            _fake_run({name: [13.0, 14.0, 30.0]})]
+    row = B.summarize(*runs)[name]
+    assert row["median"] == 14.0                          # of all nine repetitions
+    assert row["process_medians"] == [11.0, 21.0, 14.0]
+    assert row["spread_over"] == "processes" and row["processes"] == 3
+    assert row["spread"] == (21.0 - 11.0) / 14.0          # per-process medians, not reps
+    assert (row["min"], row["max"], row["repetitions"]) == (10.0, 30.0, 9)
+    # one process: the spread of its repetitions, as before
+    one = B.summarize(runs[2])[name]
+    assert one["spread_over"] == "repetitions" and one["spread"] == (30.0 - 13.0) / 14.0
+
+
+def test_aead_table_rows_are_implementations_and_columns_sizes():
+    gcm64, gcm1420 = "openssl-gcm/gcm_seal/128/64", "openssl-gcm/gcm_seal/128/1420"
+    runs = [_fake_run({gcm64: [12.0], gcm1420: [1.2], "libgcrypt-gcm/gcm_seal/128/64": [5.0],
+                       "openssl/stream/128/16": [1.0]}),   # a CTR row: not in the table
+            _fake_run({gcm64: [14.0], gcm1420: [1.2], "libgcrypt-gcm/gcm_seal/128/64": [5.0]})]
+    summary = B.summarize(*runs)
+    text = B.aead_table(summary, 128, (64, 1420))
+    lines = text.splitlines()
+    assert lines[0].startswith("AES-128-GCM seal")
+    assert "64 B" in lines[0] and "1420 B" in lines[0]
+    assert [ln.split()[0] for ln in lines[2:]] == ["libgcrypt-gcm", "openssl-gcm"]
+    assert "13.000 ±  8%" in lines[3]                     # (14 - 12) / 13, halved
+    md = B.aead_table(summary, 128, (64, 1420), markdown=True)
+    assert "| openssl-gcm | 13.000 ±8% [12.000..14.000] | 1.200 ±0% [1.200..1.200] |" in md
+    assert B.aead_table(summary, 256, (64,)) == ""

@@ -346,23 +346,36 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
 @click.option("--sizes", default=None, metavar="BYTES[,BYTES]",
               help="Message sizes (default 16,1024,4096,20480,40960).")
 @click.option("--keys", default=None, metavar="BITS[,BITS]",
-              help="Key sizes (default 128,192,256; --quick: 128).")
+              help="Key sizes (default 128,192,256, GCM 128,256; --quick: 128).")
+@click.option("--what", default="ctr,gcm", show_default=True, metavar="ctr,gcm",
+              help="Which tables: the CTR ones, the AES-GCM seal ones, or both.")
+@click.option("--aead-sizes", default=None, metavar="BYTES[,BYTES]",
+              help="GCM record sizes (default 64,256,1420,4096,16384).")
+@click.option("--processes", default=3, show_default=True, type=click.IntRange(1, 100),
+              help="Run the benchmark program this many times, one process after the "
+                   "other; cells are medians over all, ± the spread of the per-process "
+                   "medians.")
 @click.option("--quick", is_flag=True,
-              help="AES-128 only, 3 repetitions, short runs: a look in about a minute.")
+              help="AES-128 only, fewer repetitions, short runs: a look in a few minutes.")
 @click.option("--repetitions", default=None, type=click.IntRange(1, 1000),
-              help="Repetitions per benchmark (default 9; --quick: 3).")
+              help="Repetitions per benchmark in each process (default: 9 in all, "
+                   "--quick 3, shared among the processes, rounded up).")
 @click.option("-o", "--output", default="out/bench", show_default=True, metavar="DIR",
               help="Where bench.json, bench.md and bench.png go.")
-def bench(cpu, name_filter, sizes, keys, quick, repetitions, output) -> None:
-    """Benchmark the kernels beside OpenSSL (AES-NI and masked) and Intel ipsec-mb.
+def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, repetitions,
+          output) -> None:
+    """Benchmark the kernels beside OpenSSL (AES-NI and masked), Intel ipsec-mb, and for
+    AES-GCM libgcrypt and BoringSSL.
 
     \b
-    Builds build/<preset>/aesgen_bench, runs it, then runs OpenSSL again in a child
-    process with AES-NI masked (OPENSSL_ia32cap), and prints one table per key size and
-    mode: rows are kernels and peers, columns message sizes, cells TSC ticks per byte
-    (median, with the spread of the repetitions). Also: set-up cost per kernel, and the
-    message length at which each FACE level starts to pay. Figures are TSC ticks, not
-    core cycles: this VM has no core cycle counter.
+    Builds build/<preset>/aesgen_bench and runs it --processes times, then (CTR) runs
+    OpenSSL again with AES-NI masked (OPENSSL_ia32cap) as often, and prints one table per
+    key size and mode: rows are kernels and peers, columns message sizes, cells TSC
+    ticks per byte (median of all repetitions of all processes, ± half the spread of
+    the per-process medians). CTR: streaming, per-message IV, fresh IV; set-up cost per
+    kernel, and the message length at which each FACE level starts to pay. GCM: one
+    TLS-style record sealed per iteration (new nonce, 13 bytes of AAD, 16-byte tag).
+    Figures are TSC ticks, not core cycles: this VM has no core cycle counter.
     """
     import re
     import subprocess
@@ -378,6 +391,14 @@ def bench(cpu, name_filter, sizes, keys, quick, repetitions, output) -> None:
     size_list = (_split_sizes(sizes) if sizes else B.STREAM_SIZES)
     key_list = (_split_list(keys, KEY_BITS, "key size", int) if keys
                 else ((128,) if quick else KEY_BITS))
+    what_list = _split_list(what, B.WHAT, "--what table", str)
+    aead_size_list = _split_sizes(aead_sizes) if aead_sizes else B.AEAD_SIZES
+    if max(aead_size_list) > B.AEAD_MAX_SIZE:
+        raise UserError(f"bad GCM record size {max(aead_size_list)}: at most {B.AEAD_MAX_SIZE}")
+    aead_keys = tuple(b for b in key_list if b in B.AEAD_KEYS)
+    if what_list == ("gcm",) and not aead_keys:
+        raise UserError(f"no GCM table for key sizes {', '.join(map(str, key_list))}: "
+                        f"GCM is measured with {' and '.join(map(str, B.AEAD_KEYS))}-bit keys")
     if name_filter:
         try:
             re.compile(name_filter)
@@ -391,30 +412,42 @@ def bench(cpu, name_filter, sizes, keys, quick, repetitions, output) -> None:
     if subprocess.run(["ninja", "-C", str(builddir), str(target)],
                       stdout=subprocess.DEVNULL).returncode != 0:
         raise UserError(f"could not build {target}; run ninja -C build to see why")
-    reps = repetitions or (3 if quick else 9)
+    reps = repetitions or B.default_repetitions(quick, processes)
     plan = B.BenchPlan(target, tuple(size_list), tuple(key_list), name_filter, reps,
                        min_time=0.05 if quick else 0.2, warmup=0.02 if quick else 0.1,
-                       first_sizes=B.QUICK_FIRST_SIZES if quick else B.FIRST_SIZES)
-    main_run = B.run_once(plan, out_dir / "raw-main.json", "aesgen kernels and peers")
-    runs = [main_run]
-    # the child registers only openssl-noaesni benchmarks; the user's filter still applies
-    if name_filter is None or re.search(name_filter, "openssl-noaesni/stream/128/4096"):
-        child_plan = B.BenchPlan(target, plan.sizes, plan.keys, name_filter, reps,
-                                 plan.min_time, plan.warmup, plan.first_sizes)
-        runs.append(B.run_once(child_plan, out_dir / "raw-openssl-noaesni.json",
-                               "OpenSSL with AES-NI masked (child process)",
-                               env=B.child_env()))
+                       first_sizes=B.QUICK_FIRST_SIZES if quick else B.FIRST_SIZES,
+                       what=what_list, aead_sizes=tuple(aead_size_list))
+    main_runs = B.run_processes(plan, out_dir, "main", "aesgen kernels and peers", processes)
+    runs = list(main_runs)
+    # the child registers only openssl-noaesni CTR benchmarks; the user's filter still applies
+    if "ctr" in what_list and (name_filter is None
+                               or re.search(name_filter, "openssl-noaesni/stream/128/4096")):
+        runs += B.run_processes(plan, out_dir, "openssl-noaesni",
+                                "OpenSSL with AES-NI masked (child process)", processes,
+                                env=B.child_env())
     summary = B.summarize(*runs)
-    context = main_run.get("context", {})
+    skipped = B.skipped(*runs)
+    context = main_runs[0].get("context", {})
     text, md = [], [f"# aesgen bench: preset {preset.name}", "",
                     f"CPU: {context.get('cpu_model', '?')}. "
                     f"{context.get('tsc_note', 'TSC ticks, not core cycles.')}", ""]
+    if processes > 1:
+        md += [f"{processes} processes, {reps} repetition{'s' if reps > 1 else ''} of each "
+               f"benchmark in each; ± is half {B.spread_note(summary)}.", ""]
     for bits in key_list:
         for mode in B.MODES:
             t = B.table(summary, mode, bits, tuple(size_list))
             if t:
                 text.append(f"\n{B.MODE_TITLES[mode]}\n{t}")
                 md += [B.table(summary, mode, bits, tuple(size_list), markdown=True), ""]
+    for bits in aead_keys:
+        t = B.aead_table(summary, bits, tuple(aead_size_list))
+        if t:
+            text.append(f"\n{B.MODE_TITLES[B.AEAD_MODE]}\n{t}")
+            md += [B.aead_table(summary, bits, tuple(aead_size_list), markdown=True), ""]
+    if skipped:
+        text.append("\nnot measured here: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()))
+        md += ["**Not measured here**", ""] + [f"- {k}: {v}" for k, v in skipped.items()] + [""]
     setup = B.setup_costs(summary)
     if setup:
         text.append("\nset-up cost (init / key schedule), TSC ticks, median")
@@ -443,7 +476,9 @@ def bench(cpu, name_filter, sizes, keys, quick, repetitions, output) -> None:
     click.echo("\n".join(text))
     (out_dir / "bench.json").write_text(json.dumps(
         {"preset": preset.name, "context": context, "results": summary,
-         "setup": setup, "break_even": even}, indent=2, sort_keys=True) + "\n")
+         "setup": setup, "break_even": even, "what": list(what_list),
+         "processes": processes, "repetitions_per_process": reps, "skipped": skipped},
+        indent=2, sort_keys=True) + "\n")
     (out_dir / "bench.md").write_text("\n".join(md) + "\n")
     bits0 = 128 if 128 in key_list else key_list[0]
     B.plot(summary, out_dir / "bench.png", bits0,

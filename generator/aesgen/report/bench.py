@@ -1,16 +1,21 @@
 """`aesgen bench`: run the Google Benchmark program beside the peers; tables, JSON, chart.
 
-The program (harness/bench/bench_main.cc, built per preset as build/<preset>/aesgen_bench)
-names every benchmark ``IMPL/MODE/KEYBITS/SIZE`` and reports ``ticks_per_byte`` (TSC ticks,
-not core cycles) and, for set-up, ``ticks``. This module runs it twice: once as it is (aesgen
-kernels, OpenSSL, ipsec-mb) and once in a child process with OpenSSL's AES-NI masked
-(``OPENSSL_ia32cap``), which makes OpenSSL take its bitsliced path; then it merges the two,
-takes the median of the repetitions and their spread, and renders the results.
+The program (harness/bench/, built per preset as build/<preset>/aesgen_bench) names every
+benchmark ``IMPL/MODE/KEYBITS/SIZE`` and reports ``ticks_per_byte`` (TSC ticks, not core
+cycles) and, for set-up, ``ticks``. MODE is a CTR mode (stream, msg_iv, fresh_iv, setup,
+first) or ``gcm_seal`` (one TLS-style AES-GCM record per iteration, beside OpenSSL, ipsec-mb,
+libgcrypt and BoringSSL). This module runs it as it is (aesgen kernels and peers) and, for
+CTR, again with OpenSSL's AES-NI masked (``OPENSSL_ia32cap``), which makes OpenSSL take its
+bitsliced path; each of these N times, as separate processes, since timings on a shared VM
+differ from process to process. Per benchmark it reports the median of all repetitions of
+all processes and the spread of the per-process medians, and renders the results.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -25,7 +30,16 @@ QUICK_FIRST_SIZES = (512, 2048, 4096, 8192, 16384)
 MODES = ("stream", "msg_iv", "fresh_iv")
 MODE_TITLES = {"stream": "streaming (one IV, messages continue the counter)",
                "msg_iv": "per-message IV (set_iv before each message; IV bytes 0, 5, 10 kept)",
-               "fresh_iv": "fresh IV per message (bytes 0, 5, 10 change: FACE tables rebuilt)"}
+               "fresh_iv": "fresh IV per message (bytes 0, 5, 10 change: FACE tables rebuilt)",
+               "gcm_seal": "GCM seal per record (new 12-byte TLS nonce, 13-byte AAD, 16-byte "
+                           "tag)"}
+# What `--what` picks: the CTR benchmarks, or the AES-GCM seal benchmarks.
+WHAT = ("ctr", "gcm")
+AEAD_MODE = "gcm_seal"
+AEAD_SIZES = (64, 256, 1420, 4096, 16384)
+AEAD_KEYS = (128, 256)
+AEAD_MAX_SIZE = 65536 - 16
+PEER_PREFIXES = ("openssl", "ipsec-mb", "libgcrypt", "boringssl")
 
 
 @dataclass(frozen=True)
@@ -38,6 +52,8 @@ class BenchPlan:
     min_time: float
     warmup: float
     first_sizes: tuple[int, ...] = FIRST_SIZES
+    what: tuple[str, ...] = WHAT
+    aead_sizes: tuple[int, ...] = AEAD_SIZES
 
 
 def _progress(text: str) -> None:
@@ -53,17 +69,21 @@ def list_benchmarks(plan: BenchPlan, env: dict | None = None) -> list[str]:
 def _plan_flags(plan: BenchPlan) -> list[str]:
     flags = [f"--aesgen_sizes={','.join(map(str, plan.sizes))}",
              f"--aesgen_first_sizes={','.join(map(str, plan.first_sizes))}",
-             f"--aesgen_keys={','.join(map(str, plan.keys))}"]
+             f"--aesgen_keys={','.join(map(str, plan.keys))}",
+             f"--aesgen_what={','.join(plan.what)}",
+             f"--aesgen_aead_sizes={','.join(map(str, plan.aead_sizes))}"]
     if plan.filter:
         flags.append(f"--benchmark_filter={plan.filter}")
     return flags
 
 
-def run_once(plan: BenchPlan, out_json: Path, label: str, env: dict | None = None) -> dict:
-    """Run the program, showing which benchmark runs (i of n), and return its JSON."""
+def run_once(plan: BenchPlan, out_json: Path, label: str, env: dict | None = None,
+             show_skips: bool = True) -> dict:
+    """Run the program, showing which benchmark runs (i of n) and (with show_skips) which
+    implementations it skips and why, and return its JSON, with the skips added as
+    ``skipped`` (IMPL -> reason)."""
     names = list_benchmarks(plan, env)
     if plan.filter:
-        import re
         names = [n for n in names if re.search(plan.filter, n)]
     total = len(names)
     cmd = [str(plan.binary), *_plan_flags(plan),
@@ -82,8 +102,15 @@ def run_once(plan: BenchPlan, out_json: Path, label: str, env: dict | None = Non
                             env=env)
     assert proc.stdout is not None
     log = []
+    skipped: dict[str, str] = {}
     for line in proc.stdout:
         log.append(line)
+        if line.startswith("skip ") and ": " in line:
+            impl, why = line[5:].rstrip("\n").split(": ", 1)
+            skipped[impl] = why
+            if show_skips:
+                _progress(f"  {line.rstrip()}")
+            continue
         first = line.split(" ", 1)[0]
         base = first.rsplit("_", 1)[0] if first.endswith(("_median", "_mean", "_stddev",
                                                           "_cv")) else first
@@ -92,21 +119,54 @@ def run_once(plan: BenchPlan, out_json: Path, label: str, env: dict | None = Non
             _progress(f"  [{len(seen):>3}/{total}] {base}")
     if proc.wait() != 0:
         raise RuntimeError(f"{plan.binary} failed ({label}):\n" + "".join(log[-20:]))
-    return json.loads(out_json.read_text())
+    data = json.loads(out_json.read_text())
+    data["skipped"] = skipped
+    return data
+
+
+def run_processes(plan: BenchPlan, out_dir: Path, stem: str, label: str, processes: int,
+                  env: dict | None = None) -> list[dict]:
+    """Run the program `processes` times, one process after the other (raw JSON in
+    out_dir/raw-STEM-I.json); returns their JSON, one dict per process."""
+    runs = []
+    for i in range(1, processes + 1):
+        tag = f"{label}, process {i}/{processes}" if processes > 1 else label
+        runs.append(run_once(plan, out_dir / f"raw-{stem}-{i}.json", tag, env,
+                             show_skips=(i == 1)))
+    return runs
+
+
+def skipped(*runs: dict) -> dict[str, str]:
+    """IMPL -> why the program did not run it, over all runs."""
+    out: dict[str, str] = {}
+    for run in runs:
+        out.update(run.get("skipped", {}))
+    return dict(sorted(out.items()))
+
+
+def _base_name(b: dict) -> str:
+    return (b.get("run_name") or b["name"]).split("/repeats:")[0]
 
 
 def summarize(*runs: dict) -> dict[str, dict]:
-    """name -> {impl, mode, key_bits, size, median, min, max, spread, unit} from the
-    per-repetition entries of one or more runs."""
+    """name -> {impl, mode, key_bits, size, median, min, max, spread, unit, ...} from the
+    per-repetition entries of one or more runs, each run one process.
+
+    median is over every repetition of every process; min and max likewise. Where the
+    benchmark ran in two or more processes, ``process_medians`` lists each process's
+    median and ``spread`` is (max - min) of those over the median (``spread_over``
+    "processes"), since timings differ more from process to process than within one;
+    otherwise it is the spread of the repetitions (``spread_over`` "repetitions")."""
     samples: dict[str, list[float]] = {}
+    per_process: dict[str, list[list[float]]] = {}
     speeds: dict[str, list[float]] = {}
     units: dict[str, str] = {}
     for run in runs:
+        seen_here: set[str] = set()
         for b in run.get("benchmarks", []):
             if b.get("run_type") != "iteration":
                 continue
-            name = b.get("run_name") or b["name"]
-            name = name.split("/repeats:")[0]
+            name = _base_name(b)
             if "ticks_per_byte" in b and not name.split("/")[1] == "setup":
                 value, unit = b["ticks_per_byte"], "ticks/B"
             elif "ticks" in b:
@@ -114,6 +174,10 @@ def summarize(*runs: dict) -> dict[str, dict]:
             else:
                 continue
             samples.setdefault(name, []).append(float(value))
+            if name not in seen_here:
+                per_process.setdefault(name, []).append([])
+                seen_here.add(name)
+            per_process[name][-1].append(float(value))
             if b.get("bytes_per_second"):
                 speeds.setdefault(name, []).append(float(b["bytes_per_second"]))
             units[name] = unit
@@ -121,9 +185,13 @@ def summarize(*runs: dict) -> dict[str, dict]:
     for name, vals in samples.items():
         impl, mode, bits, size = name.split("/")
         med = statistics.median(vals)
+        medians = [statistics.median(p) for p in per_process[name]]
+        lo, hi = (min(medians), max(medians)) if len(medians) > 1 else (min(vals), max(vals))
         out[name] = {"impl": impl, "mode": mode, "key_bits": int(bits), "size": int(size),
                      "median": med, "min": min(vals), "max": max(vals),
-                     "spread": (max(vals) - min(vals)) / med if med else 0.0,
+                     "spread": (hi - lo) / med if med else 0.0,
+                     "spread_over": "processes" if len(medians) > 1 else "repetitions",
+                     "process_medians": medians, "processes": len(medians),
                      "repetitions": len(vals), "unit": units[name],
                      "gb_per_s": (statistics.median(speeds[name]) / 1e9
                                   if name in speeds else None)}
@@ -131,8 +199,7 @@ def summarize(*runs: dict) -> dict[str, dict]:
         for name, row in out.items():
             if row["mode"] == "first":
                 ticks = [b.get("ticks") for run in runs for b in run.get("benchmarks", [])
-                         if b.get("run_type") == "iteration"
-                         and (b.get("run_name") or b["name"]).split("/repeats:")[0] == name]
+                         if b.get("run_type") == "iteration" and _base_name(b) == name]
                 ticks = [t for t in ticks if t is not None]
                 if ticks:
                     row["ticks_per_message"] = statistics.median(ticks)
@@ -141,8 +208,14 @@ def summarize(*runs: dict) -> dict[str, dict]:
 
 def impl_order(summary: dict[str, dict]) -> list[str]:
     impls = sorted({r["impl"] for r in summary.values()})
-    peers = [i for i in impls if i.startswith(("openssl", "ipsec-mb"))]
+    peers = [i for i in impls if i.startswith(PEER_PREFIXES)]
     return [i for i in impls if i not in peers] + sorted(peers)
+
+
+def spread_note(summary: dict[str, dict]) -> str:
+    """What the ± of the tables is half of."""
+    n = max((r.get("processes", 1) for r in summary.values()), default=1)
+    return "the spread of the per-process medians" if n > 1 else "the spread of the repetitions"
 
 
 def table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int, ...],
@@ -155,7 +228,7 @@ def table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int, ...]
         return ""
     if markdown:
         out = [f"**AES-{bits}, {MODE_TITLES[mode]}** — TSC ticks per byte, median, ± half "
-               f"the spread of the repetitions; GB/s (median)", "",
+               f"{spread_note(summary)}; GB/s (median)", "",
                "| implementation | " + " | ".join(f"{s} B" for s in sizes) + " |",
                "|---|" + "---:|" * len(sizes)]
         for impl, cells in rows:
@@ -175,6 +248,49 @@ def table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int, ...]
                 line += f"{c['median']:>9.3f} ±{c['spread'] * 50:>3.0f}% "
             else:
                 line += f"{'':>16}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def aead_table(summary: dict[str, dict], bits: int, sizes: tuple[int, ...],
+               markdown: bool = False) -> str:
+    """AES-GCM seal: rows implementations, columns record sizes, cells TSC ticks per byte
+    (median) ± half the spread; in markdown also the lowest and highest per-process
+    median. Empty when nothing ran at this key size."""
+    rows = [(impl, {r["size"]: r for r in summary.values()
+                    if r["impl"] == impl and r["mode"] == AEAD_MODE and r["key_bits"] == bits})
+            for impl in impl_order(summary)]
+    rows = [(i, cells) for i, cells in rows if cells]
+    if not rows:
+        return ""
+    if markdown:
+        out = [f"**AES-{bits}-GCM, {MODE_TITLES[AEAD_MODE]}** — TSC ticks per byte, median "
+               f"of all repetitions, ± half {spread_note(summary)} [lowest..highest "
+               f"per-process median]", "",
+               "| implementation | " + " | ".join(f"{s} B" for s in sizes) + " |",
+               "|---|" + "---:|" * len(sizes)]
+        for impl, cells in rows:
+            vals = []
+            for s in sizes:
+                c = cells.get(s)
+                if c is None:
+                    vals.append("")
+                    continue
+                cell = f"{c['median']:.3f} ±{c['spread'] * 50:.0f}%"
+                if c.get("processes", 1) > 1:
+                    cell += (f" [{min(c['process_medians']):.3f}.."
+                             f"{max(c['process_medians']):.3f}]")
+                vals.append(cell)
+            out.append(f"| {impl} | " + " | ".join(vals) + " |")
+        return "\n".join(out) + "\n"
+    head = f"{'AES-' + str(bits) + '-GCM seal':<22}" + "".join(f"{str(s) + ' B':>16}"
+                                                              for s in sizes)
+    out = [head, "-" * len(head)]
+    for impl, cells in rows:
+        line = f"{impl:<22}"
+        for s in sizes:
+            c = cells.get(s)
+            line += f"{c['median']:>9.3f} ±{c['spread'] * 50:>3.0f}% " if c else f"{'':>16}"
         out.append(line)
     return "\n".join(out) + "\n"
 
@@ -215,16 +331,19 @@ FAMILY_COLOURS = {"aesni": "tab:blue", "vaes256": "tab:orange", "vaes512": "tab:
                   "gfni128": "tab:olive", "gfni256": "tab:green", "gfni512": "tab:purple"}
 PEER_STYLES = {"openssl": ("black", "s"), "openssl-noaesni": ("dimgray", "v"),
                "ipsec-mb-sse": ("tab:cyan", "^"), "ipsec-mb-avx2": ("tab:brown", "^"),
-               "ipsec-mb-avx512": ("tab:pink", "^")}
+               "ipsec-mb-avx512": ("tab:pink", "^"), "libgcrypt": ("darkgoldenrod", "D"),
+               "boringssl": ("slategray", "P")}
 FACE_STYLES = {"none": ":", "r1": "--", "r2": "-"}
 
 
 def _style(impl: str) -> dict:
-    """Colour by method, line style by FACE level; peers grey-ish with their own markers."""
-    if impl in PEER_STYLES:
-        colour, marker = PEER_STYLES[impl]
+    """Colour by method, line style by FACE level; peers grey-ish with their own markers
+    (the same for a peer's CTR and GCM rows: `openssl` and `openssl-gcm`)."""
+    peer = impl.removesuffix("-gcm")
+    if peer in PEER_STYLES:
+        colour, marker = PEER_STYLES[peer]
         return {"color": colour, "marker": marker, "linestyle": "-.", "linewidth": 1.5}
-    family, _, face = impl.partition("-face-")
+    family, _, face = impl.partition("-face-" if "-face-" in impl else "-gcm-")
     return {"color": FAMILY_COLOURS.get(family, "gray"), "marker": "o", "markersize": 3,
             "linestyle": FACE_STYLES.get(face, "-"), "linewidth": 1.8 if face == "r2" else 1.2}
 
@@ -234,8 +353,10 @@ def plot(summary: dict[str, dict], path: Path, bits: int, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    modes = [m for m in MODES if any(r["mode"] == m and r["key_bits"] == bits
-                                     for r in summary.values())]
+    modes = [m for m in (*MODES, AEAD_MODE) if any(r["mode"] == m and r["key_bits"] == bits
+                                                   for r in summary.values())]
+    if not modes:
+        return
     fig, axes = plt.subplots(1, len(modes), figsize=(5.5 * len(modes) + 2.5, 5.5),
                              squeeze=False)
     for ax, mode in zip(axes[0], modes):
@@ -248,9 +369,15 @@ def plot(summary: dict[str, dict], path: Path, bits: int, title: str) -> None:
         ax.set_yscale("log")
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("TSC ticks per byte (lower is better)")
-        ax.set_title(f"AES-{bits}: {MODE_TITLES[mode].split(' (')[0]}", fontsize=10)
+        ax.set_title(f"AES-{bits}{'-GCM' if mode == AEAD_MODE else ''}: "
+                     f"{MODE_TITLES[mode].split(' (')[0]}", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
+    handles, labels = [], []
+    for ax in axes[0]:  # every panel's lines: the GCM panel has peers of its own
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
     fig.legend(handles, labels, loc="center right", fontsize=7,
                title="colour: method, line: FACE\n(dotted none, dashed r1, solid r2)",
                title_fontsize=7)
@@ -258,6 +385,12 @@ def plot(summary: dict[str, dict], path: Path, bits: int, title: str) -> None:
     fig.tight_layout(rect=(0, 0, 1 - 2.3 / (5.5 * len(modes) + 2.5), 1))
     fig.savefig(path, dpi=110, metadata={"Software": None})
     plt.close(fig)
+
+
+def default_repetitions(quick: bool, processes: int) -> int:
+    """Repetitions per benchmark in each process: 9 in all (--quick: 3) shared among the
+    processes, at least one each, so more processes cost little more time."""
+    return max(1, math.ceil((3 if quick else 9) / processes))
 
 
 def child_env() -> dict:
