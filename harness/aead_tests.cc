@@ -1549,7 +1549,7 @@ TEST_P(Aead, GcmSpecVectors) {
 TEST_P(Aead, RandomSealOpen) {
   auto rng = TestRng(0x5010);
   Buffers buf(12 * 1024 + 64);
-  const size_t cases = Cases(150);
+  const size_t cases = Cases(1500);
   for (size_t c = 0; c < cases; c++) {
     Msg m = RandomMsg(rng, KeyLen(c));
     AeadCtx ctx(a());
@@ -1562,7 +1562,7 @@ TEST_P(Aead, LargeMessages) {
   auto rng = TestRng(0x5011);
   const size_t max = 2 * 65536 + 256;
   Buffers buf(max);
-  const size_t cases = Cases(1);
+  const size_t cases = Cases(3);
   for (size_t c = 0; c < cases; c++) {
     Msg m = RandomMsg(rng, KeyLen(c), Uniform(rng, 65537, max), Uniform(rng, 0, 1) ? 12 : 0);
     AeadCtx ctx(a());
@@ -1581,7 +1581,7 @@ TEST_P(Aead, EveryTagLength) {
   AeadCtx ctx(a());
   Driver d(a(), ctx, buf);
   for (size_t t = a().tag_min; t <= a().tag_max; t++) {
-    for (size_t c = 0; c < Cases(2); c++) {
+    for (size_t c = 0; c < Cases(10); c++) {
       Msg m = RandomMsg(rng, KeyLen(t + c), Uniform(rng, 0, 4100));
       m.tag_len = t;
       ASSERT_TRUE(d.SealOpen(m, Place::Random(rng), Place::Random(rng))) << "tag_len " << t;
@@ -1599,7 +1599,7 @@ TEST_P(Aead, InPlace) {
   Buffers buf(12 * 1024 + 64);
   AeadCtx ctx(a());
   Driver d(a(), ctx, buf);
-  const size_t cases = Cases(50);
+  const size_t cases = Cases(300);
   for (size_t c = 0; c < cases; c++) {
     Msg m = RandomMsg(rng, KeyLen(c));
     ASSERT_TRUE(d.SealOpen(m, Place::Random(rng, true), Place::Random(rng, true))) << "case " << c;
@@ -1618,7 +1618,7 @@ TEST_P(Aead, StreamingRandomPieces) {
   Buffers buf(12 * 1024 + 64);
   AeadCtx ctx(a());
   Driver d(a(), ctx, buf);
-  const size_t cases = Cases(80);
+  const size_t cases = Cases(600);
   for (size_t c = 0; c < cases; c++) {
     Msg m = RandomMsg(rng, KeyLen(c));
     ASSERT_TRUE(d.Init(m.key));
@@ -1732,7 +1732,7 @@ TEST_P(Aead, Tampering) {
     Block16 tag;
     size_t tag_len;
   };
-  for (size_t c = 0; c < Cases(25); c++) {
+  for (size_t c = 0; c < Cases(150); c++) {
     Msg m = RandomMsg(rng, KeyLen(c), Uniform(rng, 0, 3) ? Uniform(rng, 1, 2000) : 0);
     ASSERT_TRUE(d.Init(m.key));
     ASSERT_TRUE(d.Open(m, Place::Random(rng)));  // untouched, it opens
