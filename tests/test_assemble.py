@@ -88,8 +88,11 @@ def nm(obj: Path, *flags: str) -> list[tuple[str, str]]:
 def test_every_file_assembles_and_compiles(preset, config, built):
     req, files, d = built(preset, config)
     faces = CONFIGS[config][0]
+    p = PRESETS[preset]
+    gcm = [f"{m.variant}_gcm_none.S" for m in p.methods
+           if m.method == "aesni" and "PCLMULQDQ" in p.features and "none" in faces]
     assert sorted(n for n in files if n.endswith(".S")) == sorted(
-        f"{m.variant}_face_{f}.S" for m in PRESETS[preset].methods for f in faces)
+        [f"{m.variant}_face_{f}.S" for m in p.methods for f in faces] + gcm)
     for name in files:
         if name.endswith(".S"):
             assert (d / (name[:-2] + ".o")).stat().st_size > 0
@@ -123,7 +126,7 @@ int main() {{
 def test_exported_symbols_start_with_prefix(preset, config, built):
     req, files, d = built(preset, config)
     manifest = json.loads(files["manifest.json"])
-    want = {s for k in manifest["kernels"] for s in k["symbols"].values()}
+    want = {s for k in manifest["kernels"] + manifest["aeads"] for s in k["symbols"].values()}
     got = set()
     for obj in sorted(d.glob("*.o")):
         if obj.name in ("use.o", "registry_cxx.o"):
@@ -135,7 +138,8 @@ def test_exported_symbols_start_with_prefix(preset, config, built):
             assert nm(obj, "-u") == [], f"{obj.name} needs symbols from elsewhere"
     p = req.prefix
     assert got == want | {f"{p}kernels", f"{p}kernel_count", f"{p}key_bits_supported",
-                          f"{p}cpu_features", f"{p}cpu_feature_name", f"{p}best_kernel"}
+                          f"{p}cpu_features", f"{p}cpu_feature_name", f"{p}best_kernel",
+                          f"{p}aeads", f"{p}aead_count", f"{p}best_aead"}
 
 
 def _functions(text: str) -> dict[str, list[str]]:
@@ -228,12 +232,12 @@ def test_first_line_names_the_command(preset, config):
         assert "DO NOT EDIT" in first, f"{name}: {first}"
     manifest = json.loads(files["manifest.json"])
     assert manifest["files"] == sorted(files)
-    assert {k["file"] for k in manifest["kernels"]} == {
-        kernel_file_name_for(k) for k in manifest["kernels"]}
+    entries = manifest["kernels"] + manifest["aeads"]
+    assert {k["file"] for k in entries} == {kernel_file_name_for(k) for k in entries}
 
 
 def kernel_file_name_for(k: dict) -> str:
     from aesgen.kernels.spec import KernelSpec
 
     return kernel_file_name(KernelSpec(k["method"], k["face"], width=k["width"],
-                                       encoding=k["encoding"]))
+                                       encoding=k["encoding"], mode=k.get("mode", "ctr")))

@@ -178,7 +178,7 @@ const aesgen_kernel *aesgen_best_kernel(void)
     uint64_t have = aesgen_cpu_features();
     int zmm_slow = aesgen_zmm_lowers_clock();
     size_t i;
-    for (i = 0; i < sizeof(aesgen_priority); i++) {
+    for (i = 0; i < aesgen_kernel_count; i++) {
         const aesgen_kernel *k = &aesgen_kernels[aesgen_priority[i]];
         if ((k->features & ~have) != 0)
             continue;
@@ -189,6 +189,42 @@ const aesgen_kernel *aesgen_best_kernel(void)
         return k;
     }
     return 0;
+}
+
+const aesgen_aead aesgen_aeads[] = {
+    {"aesni-gcm-none", "gcm", "aesni", "none", 1,
+     AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ | AESGEN_CPU_AVX, 512,
+     1, SIZE_MAX, 4, 16,
+     aesgen_aesni_gcm_none_init, aesgen_aesni_gcm_none_seal, aesgen_aesni_gcm_none_open, aesgen_aesni_gcm_none_start, aesgen_aesni_gcm_none_aad,
+     aesgen_aesni_gcm_none_encrypt, aesgen_aesni_gcm_none_decrypt, aesgen_aesni_gcm_none_finish_seal, aesgen_aesni_gcm_none_finish_open,
+     aesgen_aesni_gcm_none_wipe},
+};
+const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
+static const unsigned char aesgen_aead_is_zmm[] = { 0 };
+/* fastest first: the order of the CTR kernel of the same method and FACE level */
+static const unsigned char aesgen_aead_priority[] = { 0 };
+
+const aesgen_aead *aesgen_best_aead(const char *mode)
+{
+    uint64_t have = aesgen_cpu_features();
+    int zmm_slow = aesgen_zmm_lowers_clock();
+    const aesgen_aead *fallback = 0;
+    size_t i;
+    if (!mode)
+        return 0;
+    for (i = 0; i < aesgen_aead_count; i++) {
+        const aesgen_aead *k = &aesgen_aeads[aesgen_aead_priority[i]];
+        if (__builtin_strcmp(k->mode, mode) != 0 || (k->features & ~have) != 0 || !k->constant_time)
+            continue;
+        /* zmm kernels are passed over where their clock drops, as long as another remains */
+        if (zmm_slow && aesgen_aead_is_zmm[aesgen_aead_priority[i]]) {
+            if (!fallback)
+                fallback = k;
+            continue;
+        }
+        return k;
+    }
+    return fallback;
 }
 
 const char *aesgen_cpu_feature_name(uint64_t bit)

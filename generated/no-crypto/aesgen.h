@@ -60,6 +60,54 @@ const char *aesgen_cpu_feature_name(uint64_t bit);
  * 512-bit code), or NULL if it runs none. */
 const aesgen_kernel *aesgen_best_kernel(void);
 
+
+/* AEAD kernels (aesgen_aeads[]): GCM per NIST SP 800-38D.
+ *   init         expands the key (the sizes in key_bits_supported) and the hash key; 0 / -1.
+ *   seal, open   one message: nonce of nonce_min..nonce_max bytes (12 is the fast path),
+ *                AAD up to 2^61-1 bytes, message up to 2^36-32 bytes, tag of tag_min..tag_max
+ *                bytes; in == out allowed. seal returns -1 and writes nothing for a length
+ *                out of range; open returns -1 and zeroes out[0..len) for a wrong tag or a
+ *                length out of range (a len over the limit: nothing written). The tag
+ *                compare is constant time.
+ *   start, aad, encrypt, decrypt, finish_seal, finish_open   the same message in pieces of
+ *                any length; aad after data began returns -1. A streaming decrypt releases
+ *                plaintext before the tag is checked: discard it when finish_open fails.
+ *   wipe         zeroes all ctx_size bytes.
+ * A NULL pointer is allowed wherever its length is 0. */
+#define AESGEN_HAVE_AEAD 1
+typedef struct aesgen_aead {
+    const char *name;          /* e.g. "aesni-gcm-none": method, mode, FACE level */
+    const char *mode;          /* "gcm" */
+    const char *method;        /* "aesni", ... */
+    const char *face;          /* "none", "r1", "r2" */
+    int constant_time;         /* 0 only for table-based kernels */
+    uint64_t features;         /* AESGEN_CPU_* bits it needs */
+    size_t ctx_size;           /* bytes; ctx 64-byte aligned */
+    size_t nonce_min, nonce_max, tag_min, tag_max;   /* accepted lengths in bytes */
+    int  (*init)(void *ctx, const uint8_t *key, size_t key_len);
+    int  (*seal)(void *ctx, const uint8_t *nonce, size_t nonce_len,
+                 const uint8_t *aad, size_t aad_len,
+                 const uint8_t *in, size_t len, uint8_t *out,
+                 uint8_t *tag, size_t tag_len);
+    int  (*open)(void *ctx, const uint8_t *nonce, size_t nonce_len,
+                 const uint8_t *aad, size_t aad_len,
+                 const uint8_t *in, size_t len, uint8_t *out,
+                 const uint8_t *tag, size_t tag_len);
+    int  (*start)(void *ctx, const uint8_t *nonce, size_t nonce_len);
+    int  (*aad)(void *ctx, const uint8_t *aad, size_t len);
+    int  (*encrypt)(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+    int  (*decrypt)(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+    int  (*finish_seal)(void *ctx, uint8_t *tag, size_t tag_len);
+    int  (*finish_open)(void *ctx, const uint8_t *tag, size_t tag_len);
+    void (*wipe)(void *ctx);
+} aesgen_aead;
+
+extern const aesgen_aead aesgen_aeads[];
+extern const size_t aesgen_aead_count;   /* 0 in a set without AEAD kernels */
+/* The fastest constant-time AEAD of this mode ("gcm") this CPU runs (zmm kernels passed
+ * over where best_kernel passes them over, while another remains), or NULL. */
+const aesgen_aead *aesgen_best_aead(const char *mode);
+
 /* Entry points of each kernel, for callers that do not go through the registry. */
 
 /* neon-tbl-face-none: requires ASIMD; ctx 1344 bytes */

@@ -122,7 +122,7 @@ const aesgen_kernel *aesgen_best_kernel(void)
     uint64_t have = aesgen_cpu_features();
     int zmm_slow = aesgen_zmm_lowers_clock();
     size_t i;
-    for (i = 0; i < sizeof(aesgen_priority); i++) {
+    for (i = 0; i < aesgen_kernel_count; i++) {
         const aesgen_kernel *k = &aesgen_kernels[aesgen_priority[i]];
         if ((k->features & ~have) != 0)
             continue;
@@ -133,6 +133,35 @@ const aesgen_kernel *aesgen_best_kernel(void)
         return k;
     }
     return 0;
+}
+
+/* This set has no AEAD kernel: an array of one unused entry keeps C happy. */
+const aesgen_aead aesgen_aeads[1] = {{0}};
+const size_t aesgen_aead_count = 0;
+static const unsigned char aesgen_aead_is_zmm[1] = {0};
+static const unsigned char aesgen_aead_priority[1] = {0};
+
+const aesgen_aead *aesgen_best_aead(const char *mode)
+{
+    uint64_t have = aesgen_cpu_features();
+    int zmm_slow = aesgen_zmm_lowers_clock();
+    const aesgen_aead *fallback = 0;
+    size_t i;
+    if (!mode)
+        return 0;
+    for (i = 0; i < aesgen_aead_count; i++) {
+        const aesgen_aead *k = &aesgen_aeads[aesgen_aead_priority[i]];
+        if (__builtin_strcmp(k->mode, mode) != 0 || (k->features & ~have) != 0 || !k->constant_time)
+            continue;
+        /* zmm kernels are passed over where their clock drops, as long as another remains */
+        if (zmm_slow && aesgen_aead_is_zmm[aesgen_aead_priority[i]]) {
+            if (!fallback)
+                fallback = k;
+            continue;
+        }
+        return k;
+    }
+    return fallback;
 }
 
 const char *aesgen_cpu_feature_name(uint64_t bit)

@@ -150,6 +150,13 @@ def list_command() -> None:
         click.echo(f"  {name:<14} {p.description}")
         click.echo(f"  {'':<14} methods: {methods or 'none implemented yet'}; "
                    f"llvm-mca model: {p.mca_cpu}")
+    from .modes import MODES
+    click.echo("modes:")
+    for m in MODES.values():
+        extra = (f"; methods: {', '.join(m.methods)}" if m.aead else "") + (
+            f"; needs {', '.join(m.needs)}" if m.needs else "") + (
+            f"; FACE levels so far: {', '.join(m.faces)}" if m.aead else "")
+        click.echo(f"  {m.name:<9} {m.title}, checked against {m.oracle}{extra}")
     click.echo("FACE levels:")
     click.echo("  none  every round computed for every block")
     click.echo("  r1    rd0 + rd1 + rd1+: rounds 0-1 from a per-window cache and a 1 KiB table")
@@ -176,13 +183,16 @@ def list_command() -> None:
               help="Methods to generate (default: every method the preset lists).")
 @click.option("--face", "faces", default="none,r1,r2", show_default=True,
               metavar="LEVEL[,LEVEL]", help="FACE levels: none, r1, r2.")
+@click.option("--mode", "modes", default=None, metavar="MODE[,MODE]",
+              help="Modes: ctr (keystream kernels), gcm (AES-GCM AEAD kernels, where the "
+                   "preset has PCLMULQDQ). Default: every mode the preset has.")
 @click.option("--keys", default="128,192,256", show_default=True, metavar="BITS[,BITS]",
               help="Key sizes init accepts (others return -1).")
 @click.option("--prefix", default="aesgen_", show_default=True,
               help="Prefix of every exported symbol and type.")
 @click.option("-o", "--output", default=None, metavar="DIR",
               help="Output folder (default: out/<preset>).")
-def generate(cpu, methods, faces, keys, prefix, output) -> None:
+def generate(cpu, methods, faces, keys, prefix, output, modes) -> None:
     """Generate .S kernels, aesgen.h, the registry and manifest.json for one CPU preset."""
     import re
 
@@ -225,16 +235,24 @@ def generate(cpu, methods, faces, keys, prefix, output) -> None:
     chosen_keys = _split_list(keys, KEY_BITS, "key size", int)
     out_dir = Path(output) if output else Path("out") / preset.name
     command = "aesgen " + shlex.join(sys.argv[1:])
-    req = GenerateRequest(preset, chosen_methods, chosen_faces, chosen_keys, prefix, command)
+    from .modes import MODES
+    chosen_modes = _split_list(modes, tuple(MODES), "mode") if modes else tuple(MODES)
+    req = GenerateRequest(preset, chosen_methods, chosen_faces, chosen_keys, prefix, command,
+                          chosen_modes)
     try:
         files = render_set(req)
     except (ValueError, AllocationError) as e:
         raise UserError(f"cannot generate for preset {preset.name}: {e}")
+    manifest = json.loads(files["manifest.json"])
+    kernels = manifest["kernels"] + manifest["aeads"]
+    if not kernels:
+        raise UserError(f"preset {preset.name} has no kernel for mode(s) "
+                        f"{', '.join(chosen_modes)} with the methods chosen (GCM needs "
+                        f"PCLMULQDQ and a method its skeleton covers: aesni)")
     try:
         written = write_set(files, out_dir)
     except OutputError as e:
         raise UserError(str(e))
-    kernels = json.loads(files["manifest.json"])["kernels"]
     if why:
         click.echo(f"aesgen: --cpu native chose {why}")
     click.echo(f"aesgen: wrote {len(written)} files for preset {preset.name} to {out_dir} "
@@ -255,7 +273,8 @@ def stats(directory: Path | None, as_json: bool, netlists: bool) -> None:
     shown per window and amortised per block. DIRECTORY is a generated set (it reads its
     manifest.json); with --netlists it may be left out.
     """
-    from .report.stats_table import load_counts, render_table
+    from .report.stats_table import (load_aead_counts, load_counts, render_aead_table,
+                                     render_table)
 
     if directory is None and not netlists:
         raise UserError("give a generated folder (e.g. generated/znver4), or --netlists")
@@ -263,6 +282,7 @@ def stats(directory: Path | None, as_json: bool, netlists: bool) -> None:
     if directory is not None:
         try:
             out["kernels"] = load_counts(directory)
+            out["aeads"] = load_aead_counts(directory)
         except (OSError, ValueError, KeyError) as e:
             raise UserError(f"{directory} is not a generated set (manifest.json: {e})")
     if netlists:
@@ -273,6 +293,8 @@ def stats(directory: Path | None, as_json: bool, netlists: bool) -> None:
         return
     if "kernels" in out:
         click.echo(render_table(out["kernels"]), nl=False)
+    if out.get("aeads"):
+        click.echo("\n" + render_aead_table(out["aeads"]), nl=False)
     if netlists:
         from .netlist.report import render_netlist_table
         click.echo("\nbitsliced AES S-box netlists, instructions per lowering strategy "
@@ -327,7 +349,9 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
     click.echo(render_compare(rows, cpus), nl=False)
     from .report.method_details import render_aarch64_references, render_details
     if preset.arch == "x86_64":
-        click.echo(render_details(compiled, min(key_bits)), nl=False)
+        ctr = [ck for ck in compiled if ck.spec.mode == "ctr"]
+        if ctr:
+            click.echo(render_details(ctr, min(key_bits)), nl=False)
     elif "cortex-a53" in cpus:
         click.echo(render_aarch64_references(rows), nl=False)
     (out_dir / "compare.json").write_text(json.dumps(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..dsl.ir import Function
 from ..kernels import ctr_kernel
 from ..kernels.spec import METHODS, KernelSpec
+from ..modes import build_kernel, mode
 from ..passes import compile_function
 from ..passes.abi import SYSV_X86_64, sysv_with_vectors
 from ..passes.features import FEATURE_ORDERS
@@ -29,6 +30,8 @@ class CompiledKernel:
     texts: dict[str, str]              # entry name -> assembler text
     ctx_size: int
     constant_time: bool
+    # (section, name, offset, size, doc) of a context built from declared fields
+    context_fields: tuple = ()
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -36,6 +39,15 @@ class CompiledKernel:
         return tuple(f for f in FEATURE_ORDERS[self.spec.arch] if f in found)
 
     def stats(self) -> dict:
+        desc = mode(self.spec.mode)
+        if desc.aead:
+            hot = self.functions[desc.hot_entry]
+            return {
+                "steady_state": {str(bits): steady_state_counts(
+                    hot, bits, self.spec.interleave * self.spec.lanes, desc.phases)
+                                 for bits in self.spec.key_bits},
+                "static_instructions": static_sizes(self.functions),
+            }
         xs = self.functions["xor_stream"]
         return {
             "steady_state": {str(bits): steady_state_counts(
@@ -56,6 +68,8 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
     if spec.method not in METHODS:
         raise ValueError(f"method {spec.method!r} is not implemented; implemented: "
                          f"{', '.join(IMPLEMENTED_METHODS)}")
+    if mode(spec.mode).aead:
+        return compile_aead(spec)
     if spec.method == "table":
         # scalar T-table lookups indexed by secret state: NOT constant time
         from ..kernels import table_kernel
@@ -89,3 +103,12 @@ def compile_kernel_aarch64(spec: KernelSpec) -> CompiledKernel:
                  for entry, fn in a64_kernel.build_all(kernel).items()}
     texts = {entry: print_a64(fn) for entry, fn in functions.items()}
     return CompiledKernel(spec, functions, texts, kernel.layout.size, constant_time=True)
+
+
+def compile_aead(spec: KernelSpec) -> CompiledKernel:
+    """An AEAD kernel from its mode's skeleton (modes/), SysV, the x86-64 printer."""
+    built, layout = build_kernel(spec)
+    functions = {entry: compile_function(fn, SYSV_X86_64) for entry, fn in built.items()}
+    texts = {entry: print_function(fn) for entry, fn in functions.items()}
+    return CompiledKernel(spec, functions, texts, layout.size, constant_time=True,
+                          context_fields=tuple(layout.table()))

@@ -12,6 +12,7 @@ import jinja2
 
 from .. import __version__
 from ..kernels.spec import KernelSpec
+from ..modes import mode
 from ..paths import TEMPLATES
 from ..targets import Preset, load_features, load_priority
 from .compile import CompiledKernel, compile_kernel
@@ -66,6 +67,7 @@ class GenerateRequest:
     key_bits: tuple[int, ...]
     prefix: str
     command: str
+    modes: tuple[str, ...] = ("ctr", "gcm")
 
 
 class OutputError(OSError):
@@ -73,14 +75,25 @@ class OutputError(OSError):
 
 
 def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
+    """Every (mode, method, FACE level) the request asks for and the preset can run: CTR for
+    each method; an AEAD for the methods its skeleton covers, where the preset has the
+    features the mode needs (GCM: PCLMULQDQ), at the FACE levels built for it."""
     specs = []
-    for method in req.methods:
-        choice = req.preset.method(method)
-        if choice is None:
-            raise ValueError(f"preset {req.preset.name} has no method {method!r}")
-        for face in req.faces:
-            specs.append(KernelSpec(choice.method, face, req.key_bits, choice.interleave,
-                                    choice.encoding, req.prefix, choice.width))
+    for name in req.modes:
+        desc = mode(name)
+        if any(f not in req.preset.features for f in desc.needs):
+            continue
+        for method in req.methods:
+            choice = req.preset.method(method)
+            if choice is None:
+                raise ValueError(f"preset {req.preset.name} has no method {method!r}")
+            if choice.method not in desc.methods or (desc.aead and choice.width != 128):
+                continue
+            for face in req.faces:
+                if face in desc.faces:
+                    specs.append(KernelSpec(choice.method, face, req.key_bits,
+                                            choice.interleave, choice.encoding, req.prefix,
+                                            choice.width, name))
     return specs
 
 
@@ -91,7 +104,7 @@ def _environment() -> jinja2.Environment:
 
 
 def kernel_file_name(spec: KernelSpec) -> str:
-    return f"{spec.variant}_face_{spec.face}.S".replace("-", "_")
+    return f"{spec.file_stem}.S"
 
 
 def render_set(req: GenerateRequest) -> dict[str, str]:
@@ -118,10 +131,11 @@ def render_set(req: GenerateRequest) -> dict[str, str]:
          "cpuid": f.cpuid, "xcr0": f.xcr0, "name": f.name, "bit": f.bit}
         for f in features]
     hwcaps = [{"name": f.name, "bit": f.bit, "hwcap": f.hwcap} for f in features] if a64 else []
-    kernels = [_kernel_view(ck, macro_prefix) for ck in compiled]
+    kernels = [_kernel_view(ck, macro_prefix) for ck in compiled if not mode(ck.spec.mode).aead]
+    aeads = [_kernel_view(ck, macro_prefix) for ck in compiled if mode(ck.spec.mode).aead]
     key_mask = sum(1 << (128, 192, 256).index(k) for k in req.key_bits)
     files["aesgen.h"] = env.get_template("aesgen.h.j2").render(
-        common, features=features, kernels=kernels,
+        common, features=features, kernels=kernels, aeads=aeads,
         guard=f"{macro_prefix}GENERATED_H")
     prio = load_priority()
     names = [k["name"] for k in kernels]
@@ -129,15 +143,28 @@ def render_set(req: GenerateRequest) -> dict[str, str]:
     priority += [i for i in range(len(names)) if i not in priority]
     files["aesgen_registry.c"] = env.get_template("registry.c.j2").render(
         common, features=regs, hwcaps=hwcaps, kernels=kernels, key_mask=key_mask,
-        priority=priority, zmm_slow=prio.zmm_slow)
+        priority=priority, zmm_slow=prio.zmm_slow, aeads=aeads,
+        aead_priority=_aead_priority(aeads, prio.order))
     files["manifest.json"] = manifest_text(req, compiled, files)
     return files
+
+
+def _aead_priority(aeads: list[dict], order: list[str]) -> list[int]:
+    """AEADs fastest first: by the priority of the CTR kernel of the same method and FACE
+    level (the cipher engine dominates), then in set order."""
+    def rank(i: int) -> int:
+        ctr_name = f"{aeads[i]['variant']}-face-{aeads[i]['face']}"
+        return order.index(ctr_name) if ctr_name in order else len(order)
+    return sorted(range(len(aeads)), key=lambda i: (rank(i), i))
 
 
 def _kernel_view(ck: CompiledKernel, macro_prefix: str) -> dict:
     spec = ck.spec
     feats = ck.features
+    desc = mode(spec.mode)
     return {
+        "mode": spec.mode, "mode_title": desc.title, "variant": spec.variant,
+        "entries": desc.entries, "nonce": desc.nonce, "tag": desc.tag,
         "name": spec.name, "method": spec.method, "face": spec.face,
         "constant_time": int(ck.constant_time), "features": feats,
         "feature_expr": " | ".join(f"{macro_prefix}CPU_{f}" for f in feats) or "0",
@@ -161,19 +188,37 @@ def manifest_text(req: GenerateRequest, compiled: list[CompiledKernel],
         "key_bits": list(req.key_bits),
         "prefix": req.prefix,
         "files": sorted(list(files) + ["manifest.json"]),
-        "kernels": [{
-            "name": ck.spec.name, "method": ck.spec.method, "variant": ck.spec.variant,
-            "width": ck.spec.width, "face": ck.spec.face,
-            "constant_time": ck.constant_time,
-            **({"warning": timing_warning(ck)} if not ck.constant_time else {}),
-            "features": list(ck.features),
-            "ctx_size": ck.ctx_size, "interleave": ck.spec.interleave,
-            "encoding": ck.spec.encoding, "file": kernel_file_name(ck.spec),
-            "symbols": {entry: fn.symbol for entry, fn in ck.functions.items()},
-            "instruction_counts": ck.stats(),
-        } for ck in compiled],
+        "kernels": [_manifest_entry(ck) for ck in compiled if not mode(ck.spec.mode).aead],
+        "aeads": [{"mode": ck.spec.mode, **_manifest_entry(ck),
+                   "nonce_bytes": _range(mode(ck.spec.mode).nonce),
+                   "tag_bytes": _range(mode(ck.spec.mode).tag),
+                   "context_fields": _context_fields(ck)}
+                  for ck in compiled if mode(ck.spec.mode).aead],
     }
     return json.dumps(manifest, indent=2, sort_keys=False) + "\n"
+
+
+def _range(r: tuple[int, int]) -> list:
+    return [r[0], "SIZE_MAX" if r[1] == -1 else r[1]]
+
+
+def _context_fields(ck: CompiledKernel) -> list[dict]:
+    return [{"section": sec, "name": name, "offset": off, "size": size}
+            for sec, name, off, size, _ in ck.context_fields]
+
+
+def _manifest_entry(ck: CompiledKernel) -> dict:
+    return {
+        "name": ck.spec.name, "method": ck.spec.method, "variant": ck.spec.variant,
+        "width": ck.spec.width, "face": ck.spec.face,
+        "constant_time": ck.constant_time,
+        **({"warning": timing_warning(ck)} if not ck.constant_time else {}),
+        "features": list(ck.features),
+        "ctx_size": ck.ctx_size, "interleave": ck.spec.interleave,
+        "encoding": ck.spec.encoding, "file": kernel_file_name(ck.spec),
+        "symbols": {entry: fn.symbol for entry, fn in ck.functions.items()},
+        "instruction_counts": ck.stats(),
+    }
 
 
 def write_set(files: dict[str, str], out_dir: Path) -> list[Path]:

@@ -17,18 +17,20 @@ from ..dsl.ir import Function
 PHASES = ("counter", "transpose", "rounds_0_2", "rounds_3_nr", "load_xor_store", "loop")
 
 
-def steady_state_counts(xor_stream: Function, key_bits: int, blocks: int) -> dict:
-    """Per-block counts of the steady-state loop, which handles ``blocks`` blocks."""
+def steady_state_counts(xor_stream: Function, key_bits: int, blocks: int,
+                        phases: tuple[str, ...] = PHASES) -> dict:
+    """Per-block counts of the steady-state loop, which handles ``blocks`` blocks; the
+    columns are the mode's report phases (CTR's by default)."""
     steady: Counter = Counter()
     for ins in xor_stream.instructions():
         if ins.region == f"steady-{key_bits}":
             steady[ins.phase] += ins.weight          # a counted loop body, times its trips
     refresh = sum(ins.weight for ins in xor_stream.instructions()
                   if ins.region == f"refresh-{key_bits}")
-    unknown = set(steady) - set(PHASES)
+    unknown = set(steady) - set(phases)
     if unknown:
         raise ValueError(f"steady-state code in phases without a report column: {unknown}")
-    per_block = {p: round(steady[p] / blocks, 3) for p in PHASES}
+    per_block = {p: round(steady[p] / blocks, 3) for p in phases}
     per_block["total"] = round(sum(steady.values()) / blocks, 3)
     one_block = sum(ins.weight for ins in xor_stream.instructions()
                     if ins.region == f"single-{key_bits}" and ins.phase == "rounds_0_2")

@@ -22,6 +22,8 @@ METHODS = {
     "table": ((128,), False),          # scalar T-tables (GPRs); NOT constant time
     "bitsliced": ((128, 256, 512), True),
 }
+# modes of operation (generator/aesgen/modes/): the keystream mode and the AEADs
+MODES = ("ctr", "gcm")
 ENCODINGS = ("sse", "avx", "evex", "neon", "neon-sha3")
 # the instruction set a method's kernels are written in (default x86_64), and its encodings
 AARCH64_METHODS = ("armv8-ce", "neon-tbl", "neon-bitsliced")
@@ -42,8 +44,11 @@ class KernelSpec:
     encoding: str = "sse"            # "sse" (legacy), "avx" (VEX), "evex" (AVX-512, 32 regs)
     prefix: str = "aesgen_"
     width: int = 128                 # bits per vector register: 128, 256 or 512
+    mode: str = "ctr"                # "ctr" (keystream kernels) or an AEAD: "gcm"
 
     def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}; known: {', '.join(MODES)}")
         if self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; known: {', '.join(METHODS)}")
         if self.face not in FACE_LEVELS:
@@ -86,12 +91,18 @@ class KernelSpec:
 
     @property
     def name(self) -> str:
-        """Registry name, e.g. ``vaes512-face-r2``."""
-        return f"{self.variant}-face-{self.face}"
+        """Registry name: ``vaes512-face-r2`` for CTR, ``aesni-gcm-none`` for an AEAD."""
+        middle = "face" if self.mode == "ctr" else self.mode
+        return f"{self.variant}-{middle}-{self.face}"
+
+    @property
+    def file_stem(self) -> str:
+        """The generated file's name without .S: ``vaes512_face_r2``, ``aesni_gcm_none``."""
+        return self.name.replace("-", "_")
 
     @property
     def symbol_stem(self) -> str:
-        return f"{self.prefix}{self.variant}_face_{self.face}".replace("-", "_")
+        return f"{self.prefix}{self.file_stem}"
 
     def symbol(self, entry: str) -> str:
         return f"{self.symbol_stem}_{entry}"

@@ -194,3 +194,40 @@ class VectorOps:
             self._emit(name, dst, matrix, Imm(constant))
         else:
             self._emit(f"v{name}", dst, src, matrix, Imm(constant))
+
+    # --- GF(2^128) and the GCM counter ---------------------------------------------------
+    def clmul(self, dst: Reg, a: Reg, b: Reg | Mem, imm: int) -> None:
+        """dst = carry-less product of one qword of a (imm bit 0) and one of b (imm bit 4),
+        per 128-bit lane (PCLMULQDQ, VPCLMULQDQ)."""
+        if isinstance(b, Mem):
+            b = b.at(dst.width)
+        if self.sse:
+            if dst == b and dst != a:
+                raise ValueError("pclmulqdq: destination aliases the second source")
+            self.copy(dst, a)
+            self._emit("pclmulqdq", dst, b, Imm(imm))
+        else:
+            self._emit("vpclmulqdq", dst, a, b, Imm(imm))
+
+    def add_dwords(self, dst: Reg, a: Reg, b: Reg | Mem) -> None:
+        """dst = a + b per 32-bit element (PADDD): inc32 on a byte-reversed counter block."""
+        self._binary("paddd", dst, a, b, False)
+
+    def _shift(self, name: str, dst: Reg, src: Reg, count: int) -> None:
+        if self.sse:
+            self.copy(dst, src)
+            self._emit(name, dst, Imm(count))
+        else:
+            self._emit(f"v{name}", dst, src, Imm(count))
+
+    def shift_bytes_left(self, dst: Reg, src: Reg, count: int) -> None:
+        """dst = src << 8*count within each 128-bit lane (PSLLDQ)."""
+        self._shift("pslldq", dst, src, count)
+
+    def shift_bytes_right(self, dst: Reg, src: Reg, count: int) -> None:
+        """dst = src >> 8*count within each 128-bit lane (PSRLDQ)."""
+        self._shift("psrldq", dst, src, count)
+
+    def shift_dwords_arith(self, dst: Reg, src: Reg, count: int) -> None:
+        """dst = src >> count per signed 32-bit element (PSRAD): 31 spreads each sign bit."""
+        self._shift("psrad", dst, src, count)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..dsl.ir import Function, Instruction
-from ..dsl.operands import A64_GP, A64_VEC, SP, VEC, Imm, Mem, Reg
+from ..dsl.operands import A64_GP, A64_VEC, SP, VEC, Imm, Mem, Reg, gp
 from ..isa.table import load_table
 from .abi import AbiSpec
 
@@ -19,6 +19,8 @@ def insert_frame(function: Function, abi: AbiSpec) -> Function:
 
     With ``scrub_vectors`` every vector register the function touched is zeroed before
     each return, so no round key or keystream outlives the call in a register.
+    Memory operands based on %rsp are written as at entry (stack arguments at 8(%rsp),
+    16(%rsp), ...); the pushes move them, so their displacement grows by 8 a push here.
     AArch64 functions get their own frame (``insert_frame_a64``).
     """
     if abi.isa == "aarch64":
@@ -29,8 +31,18 @@ def insert_frame(function: Function, abi: AbiSpec) -> Function:
     vectors = sorted(k[1] for k in used_keys if k[0] == VEC)
     uses_vex = any(ins.name.startswith("v") for ins in function.instructions())
 
+    rsp = gp("rsp")
+
+    def rebase(item):
+        if not isinstance(item, Instruction) or not saved:
+            return item
+        ops = tuple(replace(op, disp=op.disp + 8 * len(saved))
+                    if isinstance(op, Mem) and op.base == rsp else op for op in item.operands)
+        return item if ops == item.operands else replace(item, operands=ops)
+
     body = []
     for n, item in enumerate(function.body):
+        item = rebase(item)
         is_ins = isinstance(item, Instruction)
         if is_ins and item.name == "ret":
             if function.scrub_vectors and vectors:

@@ -93,8 +93,9 @@ class McaResult:
 def steady_loop(ck: CompiledKernel, bits: int) -> list[Instruction]:
     """The steady-state batch as straight-line code: a counted loop inside it (a run of
     instructions with weight w > 1, e.g. the bit-sliced round loop) appears w times."""
-    loop = [ins for ins in ck.functions["xor_stream"].instructions()
-            if ins.region == f"steady-{bits}"]
+    from ..modes import mode
+    hot = ck.functions[mode(ck.spec.mode).hot_entry]
+    loop = [ins for ins in hot.instructions() if ins.region == f"steady-{bits}"]
     out: list[Instruction] = []
     i = 0
     while i < len(loop):
@@ -189,7 +190,8 @@ def compare_kernels(kernels: list[CompiledKernel], key_bits: tuple[int, ...],
             text = [_format(ins, arch) for ins in loop]
             mca = [run_llvm_mca(text, cpu, arch, n) for cpu in mca_cpus]
             rows.append({
-                "kernel": ck.spec.name, "key_bits": bits, "blocks_per_iteration": n,
+                "kernel": ck.spec.name, "mode": ck.spec.mode, "key_bits": bits,
+                "blocks_per_iteration": n,
                 "per_block": stats[str(bits)]["per_block"],
                 "rounds_0_2_one_block": stats[str(bits)]["rounds_0_2_one_block"],
                 "mix_per_block": {m: round(c / n, 3) for m, c in mix.items()},
@@ -212,7 +214,8 @@ def render_compare(rows: list[dict], mca_cpus: tuple[str, ...]) -> str:
     for r in rows:
         pb = r["per_block"]
         line = (f"{r['kernel']:<26}{r['key_bits']:>5}{pb['total']:>10.2f}"
-                f"{pb['rounds_0_2']:>6.2f}{pb['rounds_3_nr']:>7.2f}{pb['counter']:>6.2f}")
+                f"{pb.get('rounds_0_2', 0):>6.2f}"
+                f"{pb.get('rounds_3_nr', pb.get('aes', 0)):>7.2f}{pb['counter']:>6.2f}")
         line += "".join(f"{r['mix_per_block'][m]:>8.2f}" for m in MIX)
         for c in mca_cpus:
             m = r["mca"][c]
@@ -227,6 +230,16 @@ def render_compare(rows: list[dict], mca_cpus: tuple[str, ...]) -> str:
                                  + "; ".join(m["dropped"]))
         lines.append(line)
     lines += sorted(set(notes))
+    aead = [r for r in rows if r.get("mode", "ctr") != "ctr"]
+    if aead:
+        from ..modes import mode
+        phases = mode(aead[0]["mode"]).phases
+        lines += ["", "AEAD kernels, encrypt loop per block by phase (r3-Nr above = all AES "
+                  "rounds for them):",
+                  f"{'kernel':<26}{'key':>5}" + "".join(f"{p:>16}" for p in phases)]
+        for r in aead:
+            lines.append(f"{r['kernel']:<26}{r['key_bits']:>5}"
+                         + "".join(f"{r['per_block'].get(p, 0):>16.2f}" for p in phases))
     return "\n".join(lines) + "\n"
 
 
@@ -237,7 +250,7 @@ def render_markdown(rows: list[dict], mca_cpus: tuple[str, ...]) -> str:
     for r in rows:
         pb = r["per_block"]
         cells = [r["kernel"], str(r["key_bits"]), f"{pb['total']:.2f}",
-                 f"{pb['rounds_0_2']:.2f}", f"{pb['rounds_3_nr']:.2f}"]
+                 f"{pb.get('rounds_0_2', 0):.2f}", f"{pb.get('rounds_3_nr', pb.get('aes', 0)):.2f}"]
         cells += [f"{r['mix_per_block'][m]:.2f}" for m in MIX]
         for c in mca_cpus:
             v = r["mca"][c]["cycles_per_block"]

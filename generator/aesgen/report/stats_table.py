@@ -5,8 +5,11 @@ import json
 from pathlib import Path
 
 from ..emit.stats import PHASES
+from ..modes import GCM
 
-HEADINGS = {"counter": "counter", "transpose": "transpose", "rounds_0_2": "rounds 0-2", "rounds_3_nr": "rounds 3..Nr",
+HEADINGS = {"aes": "AES", "ghash_multiply": "GHASH mul", "reduction": "reduction",
+            "load_store": "load/store", "tail": "tail",
+            "counter": "counter", "transpose": "transpose", "rounds_0_2": "rounds 0-2", "rounds_3_nr": "rounds 3..Nr",
             "load_xor_store": "load/xor/store", "loop": "loop", "total": "total"}
 
 
@@ -21,6 +24,29 @@ def load_counts(directory: Path) -> list[dict]:
                          "refresh_per_window": c["refresh_per_window"],
                          "refresh_per_block": c["refresh_per_block"]})
     return rows
+
+
+def load_aead_counts(directory: Path) -> list[dict]:
+    """The AEAD kernels' steady-state loop (the hot entry: encrypt) per block, by phase."""
+    manifest = json.loads((directory / "manifest.json").read_text())
+    rows = []
+    for k in manifest.get("aeads", []):
+        for bits, c in k["instruction_counts"]["steady_state"].items():
+            rows.append({"kernel": k["name"], "mode": k["mode"], "key_bits": int(bits),
+                         "interleave": k["interleave"], **c["per_block"]})
+    return rows
+
+
+def render_aead_table(rows: list[dict]) -> str:
+    cols = list(GCM.phases) + ["total"]
+    head = f"{'kernel':<23}{'key':>5} " + "".join(f"{HEADINGS[c]:>13}" for c in cols)
+    lines = ["AEAD kernels: instructions per 16-byte block of the encrypt loop (AES, GHASH "
+             "multiply, reduction, load/store, counter, loop; tail = the partial-block path, 0 "
+             "in the loop)", head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r['kernel']:<23}{r['key_bits']:>5} "
+                     + "".join(f"{r.get(c, 0):>13.2f}" for c in cols))
+    return "\n".join(lines) + "\n"
 
 
 def render_table(rows: list[dict]) -> str:

@@ -1,0 +1,1 @@
+"""The ISA layers mode skeletons are written over (one folder an architecture)."""

@@ -1,0 +1,1 @@
+"""x86-64: byte-exact moves of short pieces, without byte loops."""

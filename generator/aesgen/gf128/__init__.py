@@ -1,0 +1,1 @@
+"""GF(2^128) hash engines: multiply, accumulate, reduce with precomputed powers of H."""

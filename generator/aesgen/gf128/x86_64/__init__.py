@@ -1,0 +1,1 @@
+"""x86-64 hash engines: PCLMULQDQ on xmm (VPCLMULQDQ on ymm/zmm next)."""

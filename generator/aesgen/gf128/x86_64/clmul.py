@@ -1,0 +1,150 @@
+"""GHASH with PCLMULQDQ on xmm: multiply, accumulate, one reduction for many blocks.
+
+Representation (the one Gueron and Kounavis use for GCM, and the bridge RFC 8452 appendix A
+states between GHASH and POLYVAL): a block is byte-reversed (PSHUFB) as it is loaded, so
+the register holds int.from_bytes(block, "big") = the POLYVAL element of ByteReverse(block).
+The hash key is kept as H~ = mulX_POLYVAL(ByteReverse(H)), i.e. (bswap(H) << 1) reduced by
+x^128 + x^127 + x^126 + x^121 + 1. Then
+
+    GHASH multiply  X * H   ==  bswap( dot(bswap(X), H~) ),   dot(a, b) = a * b * x^-128
+
+and dot is a 256-bit carry-less product followed by a Montgomery reduction by x^128 in two
+64-bit folds, each a carry-less multiply by 0xC200000000000000 (the polynomial's terms
+x^127 + x^126 + x^121 seen from bit 64). Powers stay in the same form:
+dot(H~^i, H~) = H~^(i+1). Because the reduction is linear, n products are summed first and
+reduced once (aggregated reduction). tests/test_gf128_clmul.py checks this algebra against
+the bit-by-bit model (model/gf128.py) before any instruction is trusted with it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...dsl.builder import KernelBuilder
+from ...dsl.operands import Mem, Reg
+from ...kernels.vector_ops import VectorOps
+
+BSWAP128 = bytes(range(15, -1, -1))
+# qword 0 = 1, qword 1 = 0xC200000000000000: the reduction constant (qword 1) and, as a
+# whole, the low 128 bits of x^128 + x^127 + x^126 + x^121 + 1 for the hash-key doubling.
+POLY = (1).to_bytes(8, "little") + (0xC2 << 56).to_bytes(8, "little")
+
+
+def dot(a: int, b: int) -> int:
+    """The lowering's arithmetic in Python, step for step (for the tests)."""
+    m64 = (1 << 64) - 1
+
+    def clmul(x: int, y: int) -> int:
+        r = 0
+        for i in range(64):
+            if y >> i & 1:
+                r ^= x << i
+        return r
+
+    def swap(x: int) -> int:
+        return ((x & m64) << 64) | (x >> 64)
+
+    lo = clmul(a & m64, b & m64)
+    hi = clmul(a >> 64, b >> 64)
+    mi = clmul(a & m64, b >> 64) ^ clmul(a >> 64, b & m64)
+    lo ^= (mi << 64) & ((1 << 128) - 1)
+    hi ^= mi >> 64
+    for _ in range(2):
+        lo = swap(lo) ^ clmul(lo & m64, 0xC2 << 56)
+    return lo ^ hi
+
+
+def hash_key(h_block: bytes) -> int:
+    """H~ for the block H (Python, for the tests)."""
+    x = int.from_bytes(h_block, "big") << 1
+    if x >> 128:
+        x ^= (1 << 128) | int.from_bytes(POLY, "little")
+    return x
+
+
+@dataclass
+class Products:
+    """Unreduced sum of products: low, high and middle 128-bit parts."""
+    lo: Reg
+    hi: Reg
+    mi: Reg
+
+
+class ClmulHash:
+    """The PCLMULQDQ hash engine on xmm (SSE or VEX encoding)."""
+
+    name = "clmul"
+    features = ("PCLMULQDQ",)
+    POWERS = 8                     # H~^1 .. H~^8 in the context: 8 blocks, one reduction
+
+    def __init__(self, b: KernelBuilder, v: VectorOps) -> None:
+        self.b, self.v = b, v
+
+    def bswap_mask(self) -> Mem:
+        return self.b.const("bswap128", BSWAP128)
+
+    def _poly(self) -> Mem:
+        return self.b.const("ghash_poly", POLY)
+
+    def load_block(self, dst: Reg, src: Mem, *, aligned: bool = False) -> None:
+        """dst = bswap(16 bytes at src): a block in hash order."""
+        v = self.v
+        if v.sse and not aligned:
+            v.load(dst, src, aligned=False)
+            v.shuffle_bytes(dst, dst, self.bswap_mask())
+        elif v.sse:
+            v.load(dst, src)
+            v.shuffle_bytes(dst, dst, self.bswap_mask())
+        else:
+            v.load(dst, src, aligned=aligned)
+            v.shuffle_bytes(dst, dst, self.bswap_mask())
+
+    def hash_key(self, h: Reg) -> Reg:
+        """H~ from H = E_K(0^128) in block order (see the module text)."""
+        b, v = self.b, self.v
+        x, t, m = b.xmm(), b.xmm(), b.xmm()
+        v.shuffle_bytes(x, h, self.bswap_mask())
+        v.shift_qwords(t, x, 63)                 # each qword's top bit, at bit 0
+        v.shift_bytes_left(t, t, 8)              # the low qword's carry into the high one
+        v.shuffle_dwords(m, x, 0xFF)
+        v.shift_dwords_arith(m, m, 31)           # all ones when bit 127 of x is set
+        v.shift_qwords(x, x, -1)
+        v.or_(x, x, t)
+        v.and_(m, m, self._poly())
+        v.xor(x, x, m)
+        return x
+
+    def multiply(self, x: Reg, h: Reg | Mem, acc: Products | None) -> Products:
+        """acc += x * h, unreduced (schoolbook: four carry-less multiplies). x is kept."""
+        b, v = self.b, self.v
+        lo, hi, mi, t = b.xmm(), b.xmm(), b.xmm(), b.xmm()
+        v.clmul(lo, x, h, 0x00)
+        v.clmul(hi, x, h, 0x11)
+        v.clmul(mi, x, h, 0x01)
+        v.clmul(t, x, h, 0x10)
+        v.xor(mi, mi, t)
+        if acc is None:
+            return Products(lo, hi, mi)
+        v.xor(acc.lo, acc.lo, lo)
+        v.xor(acc.hi, acc.hi, hi)
+        v.xor(acc.mi, acc.mi, mi)
+        return acc
+
+    def reduce(self, p: Products) -> Reg:
+        """dot-reduce a sum of products to 128 bits (two folds by the polynomial)."""
+        b, v = self.b, self.v
+        t = b.xmm()
+        v.shift_bytes_left(t, p.mi, 8)
+        v.xor(p.lo, p.lo, t)
+        v.shift_bytes_right(t, p.mi, 8)
+        v.xor(p.hi, p.hi, t)
+        for _ in range(2):
+            f = b.xmm()
+            v.clmul(f, p.lo, self._poly(), 0x10)   # lo's qword 0 times 0xC2<<56
+            v.shuffle_dwords(p.lo, p.lo, 0x4E)     # swap the qwords
+            v.xor(p.lo, p.lo, f)
+        v.xor(p.lo, p.lo, p.hi)
+        return p.lo
+
+    def dot(self, x: Reg, h: Reg | Mem) -> Reg:
+        """x * h reduced: one block's multiply."""
+        return self.reduce(self.multiply(x, h, None))

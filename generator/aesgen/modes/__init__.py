@@ -1,0 +1,68 @@
+"""Modes of operation as data: what the templates, reports, registry and compilation need to
+know about a mode, so none of them asks "is this CTR?".
+
+A ModeDescriptor names the mode's entry points (in the order of its C struct), the entry
+whose steady state the reports count, the report phases, the oracle the harness checks it
+against, and which cipher methods and CPU features its skeletons need.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ModeDescriptor:
+    name: str                       # "ctr", "gcm"
+    aead: bool                      # listed in aesgen_aeads[] (else aesgen_kernels[])
+    title: str                      # for generated comments
+    entries: tuple[str, ...]        # entry points, in the order of the C struct
+    hot_entry: str                  # the entry whose steady-state loop the reports count
+    phases: tuple[str, ...]         # report columns of that loop
+    oracle: str                     # what the harness checks the kernels against
+    methods: tuple[str, ...]        # cipher methods a skeleton exists for
+    needs: tuple[str, ...]          # CPU features a preset must have for the mode
+    faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
+    skeleton: str = ""              # module with GcmKernel-style build_kernel(spec)
+    nonce: tuple[int, int] = (0, 0)     # accepted nonce lengths (AEADs; -1 = SIZE_MAX)
+    tag: tuple[int, int] = (0, 0)       # accepted tag lengths (AEADs)
+
+CTR = ModeDescriptor(
+    name="ctr", aead=False, title="AES-CTR (128-bit big-endian counter)",
+    entries=("init", "set_iv", "xor_stream", "wipe"), hot_entry="xor_stream",
+    phases=("counter", "transpose", "rounds_0_2", "rounds_3_nr", "load_xor_store", "loop"),
+    oracle="OpenSSL EVP_aes_*_ctr",
+    methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced", "table", "armv8-ce",
+             "neon-tbl", "neon-bitsliced"),
+    needs=())
+
+GCM = ModeDescriptor(
+    name="gcm", aead=True, title="AES-GCM (NIST SP 800-38D)",
+    entries=("init", "seal", "open", "start", "aad", "encrypt", "decrypt", "finish_seal",
+             "finish_open", "wipe"),
+    hot_entry="encrypt",
+    phases=("aes", "counter", "ghash_multiply", "reduction", "load_store", "loop", "tail"),
+    oracle="OpenSSL EVP_aes_*_gcm",
+    methods=("aesni",),
+    needs=("PCLMULQDQ",),
+    faces=("none",),
+    skeleton="aesgen.modes.gcm.x86_64",
+    nonce=(1, -1), tag=(4, 16))
+
+MODES = {m.name: m for m in (CTR, GCM)}
+
+
+def mode(name: str) -> ModeDescriptor:
+    try:
+        return MODES[name]
+    except KeyError:
+        raise ValueError(f"unknown mode {name!r}; known: {', '.join(MODES)}") from None
+
+
+def build_kernel(spec):
+    """Entry name -> Function, and the context layout, of a kernel of a mode with a skeleton."""
+    import importlib
+
+    desc = mode(spec.mode)
+    if not desc.skeleton:
+        raise ValueError(f"mode {spec.mode!r} has no skeleton module")
+    return importlib.import_module(desc.skeleton).build_kernel(spec)

@@ -1,0 +1,702 @@
+"""AES-GCM (NIST SP 800-38D) on x86-64: the AEAD contract's entry points, written once over
+a cipher engine (kernels/engines.py: rounds and the key schedule) and a hash engine
+(gf128/x86_64: multiply, accumulate, reduce).
+
+State between calls lives in the context (fields below). Invariants:
+  COUNTER   the next counter block, byte-reversed, so inc32 is PADDD of 1 on dword 0
+            (wrapping mod 2^32 as SP 800-38D's inc32 does, without touching bytes 0..11)
+  HASH      the GHASH accumulator X, byte-reversed (hash order, see gf128/x86_64/clmul.py)
+  PENDING   the bytes of the current, incomplete 16-byte block of AAD or ciphertext, zero
+            after them; all zero when the length hashed so far is a multiple of 16
+  KEYSTREAM the keystream block whose first MSG_LEN % 16 bytes are used
+Lengths are public: every branch below depends on lengths, the key size or the tag length,
+never on a key, a plaintext, a hash value or a tag byte; the tag compare ORs the XOR of the
+bytes and turns it into 0 / -1 without a branch.
+
+Short pieces (a tail, the partial block a streaming call starts or ends in, a tag) move by
+pieces of 8, 4, 2 and 1 bytes chosen by the bits of the length (arch/x86_64/short_bytes.py):
+no byte loop, nothing read or written outside the caller's buffers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...arch.x86_64.short_bytes import short_differ, short_move, short_zero
+from ...dsl.builder import KernelBuilder
+from ...dsl.ir import Function
+from ...dsl.operands import Imm, Label, Mem, Reg, gp
+from ...gf128.x86_64.clmul import ClmulHash
+from ...isa.table import load_table
+from ...kernels import ctx_layout
+from ...kernels.engines import Keys, engine_for
+from ...kernels.fields import Field, FieldLayout
+from ...kernels.spec import ROUNDS, KernelSpec
+from ...kernels.vector_ops import VectorOps
+
+MAX_MESSAGE = 2**36 - 32        # bytes (SP 800-38D 5.2.1.1: 2^39 - 256 bits)
+MAX_AAD = 2**61 - 1             # bytes (2^64 - 1 bits)
+TAG_MIN, TAG_MAX = 4, 16
+BATCH = 8                       # blocks a loop iteration (one reduction each)
+ONE = (1).to_bytes(16, "little")
+# stack arguments of seal/open at entry (SysV: the 7th..10th arguments)
+STACK_ARG = {"len": 8, "out": 16, "tag": 24, "tag_len": 32}
+
+ENTRIES = ("init", "seal", "open", "start", "aad", "encrypt", "decrypt", "finish_seal",
+           "finish_open", "wipe")
+PHASES = ("aes", "counter", "ghash_multiply", "reduction", "load_store", "loop", "tail")
+
+
+def gcm_layout(powers: int) -> FieldLayout:
+    """The GCM context: cipher section first (the round engines address ROUND_KEYS from 0)."""
+    layout = FieldLayout.build([
+        Field("cipher", "ROUND_KEYS", 240, 16, "15 x 16 bytes, FIPS-197 byte order"),
+        Field("cipher", "KEY_BITS", 4, 4, "128, 192 or 256 once init succeeded; 0 before"),
+        Field("hash", "H_POWERS", 16 * powers, 16, "H~^1 .. H~^n (gf128/x86_64/clmul.py)"),
+        Field("mode", "TAG_MASK", 16, 16, "E_K(J0)"),
+        Field("mode", "COUNTER", 16, 16, "next counter block, byte-reversed"),
+        Field("mode", "HASH", 16, 16, "GHASH accumulator, byte-reversed"),
+        Field("mode", "PENDING", 16, 16, "bytes of the unfinished block, zero after them"),
+        Field("mode", "KEYSTREAM", 16, 16, "keystream of the partly used block"),
+        Field("mode", "SCRATCH", 16, 16, "J0 of a 12-byte nonce; the tag being written"),
+        Field("mode", "AAD_LEN", 8, 8, "AAD bytes so far"),
+        Field("mode", "MSG_LEN", 8, 8, "message bytes so far"),
+        Field("mode", "IN_DATA", 8, 8, "1 once encrypt or decrypt began (AAD closed)"),
+    ])
+    if layout.ROUND_KEYS != ctx_layout.ROUND_KEYS:
+        raise AssertionError("the round engines address the round keys at ROUND_KEYS")
+    return layout
+
+
+class GcmKernel:
+    """Shared facts while one GCM kernel's entry points are built."""
+
+    def __init__(self, spec: KernelSpec) -> None:
+        if spec.width != 128:
+            raise ValueError(f"{spec.name}: GCM runs on xmm so far (VPCLMULQDQ on ymm/zmm "
+                             f"is the next step)")
+        self.spec = spec
+        self.table = load_table("x86_64")
+        self.engine = engine_for(spec)
+        self.layout = gcm_layout(ClmulHash.POWERS)
+
+    def body(self, entry: str, doc: str) -> "Body":
+        b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
+        return Body(self, b, VectorOps(b, self.spec.encoding))
+
+
+@dataclass
+class Body:
+    """One entry point under construction: its builder, vector ops and hash engine."""
+    k: GcmKernel
+    b: KernelBuilder
+    v: VectorOps
+
+    def __post_init__(self) -> None:
+        self.a = self.b.asm
+        self.hash = ClmulHash(self.b, self.v)
+        self.ctx: Reg | None = None
+
+    # --- small pieces --------------------------------------------------------------
+    def args(self, count: int) -> list[Reg]:
+        self.a.endbr64()
+        regs = []
+        for name in ("rdi", "rsi", "rdx", "rcx", "r8", "r9")[:count]:
+            r = self.b.gp()
+            self.a.mov(r, gp(name))
+            regs.append(r)
+        self.ctx = regs[0]
+        return regs
+
+    def stack_arg(self, name: str) -> Reg:
+        r = self.b.gp()
+        self.a.mov(r, Mem(64, base=gp("rsp"), disp=STACK_ARG[name]))
+        return r
+
+    def f(self, name: str, extra: int = 0, width: int = 128) -> Mem:
+        return Mem(width, base=self.ctx, disp=self.k.layout.offset(name) + extra)
+
+    def addr(self, name: str, index: Reg | None = None) -> Reg:
+        r = self.b.gp()
+        self.a.lea(r, Mem(64, base=self.ctx, index=index, disp=self.k.layout.offset(name)))
+        return r
+
+    def returns(self, value: int, label: Label | None = None) -> None:
+        if label is not None:
+            self.b.bind(label)
+        if value == 0:
+            self.a.xor(gp("eax"), gp("eax"))
+        else:
+            self.a.mov(gp("eax"), Imm(value))
+        self.a.ret()
+
+    def zero_vec(self) -> Reg:
+        z = self.b.xmm()
+        self.v.xor(z, z, z)
+        return z
+
+    def above(self, value: Reg, limit: int, fail: Label) -> None:
+        """jump to fail when value > limit (unsigned)."""
+        if limit < 2**31:
+            self.a.cmp(value, Imm(limit))
+        else:
+            t = self.b.gp()
+            self.a.movabs(t, Imm(limit))
+            self.a.cmp(value, t)
+        self.a.ja(fail)
+
+    def check_tag_len(self, tag_len: Reg, fail: Label) -> None:
+        self.a.cmp(tag_len, Imm(TAG_MIN))
+        self.a.jb(fail)
+        self.above(tag_len, TAG_MAX, fail)
+
+    def check_keyed(self, fail: Label) -> None:
+        self.a.cmp(self.f("KEY_BITS", width=32), Imm(0))
+        self.a.je(fail)
+
+    # --- AES -----------------------------------------------------------------------
+    def aes(self, blocks: list[Reg], bits: int) -> None:
+        nr = ROUNDS[bits]
+        with self.b.phase("aes"):
+            self.k.engine.rounds(self.k, self.b, self.v, Keys(self.ctx, None, 128), blocks,
+                                 0, nr, nr)
+
+    def aes_any_size(self, x: Reg) -> None:
+        """One block through AES for the key size init stored (a branch on the public size)."""
+        sizes = self.k.spec.key_bits
+        kb = self.b.gp()
+        join = self.b.label("aes_done")
+        self.a.mov(kb.w32, self.f("KEY_BITS", width=32))
+        labels = {bits: self.b.label(f"aes{bits}") for bits in sizes}
+        for bits in sizes[:-1]:
+            self.a.cmp(kb.w32, Imm(bits))
+            self.a.je(labels[bits])
+        for bits in sizes[-1:] + sizes[:-1]:          # the last size falls through
+            self.b.bind(labels[bits])
+            self.aes([x], bits)
+            self.a.jmp(join)
+        self.b.bind(join)
+
+    # --- GHASH -----------------------------------------------------------------------
+    def power(self, i: int) -> Mem:
+        """H~^i (i >= 1) in the context."""
+        return self.f("H_POWERS", 16 * (i - 1))
+
+    def hash_blocks(self, x: Reg, ptr: Reg, n: int) -> None:
+        """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr: one reduction."""
+        h, acc = self.hash, None
+        for j in range(n):
+            y = self.b.xmm()
+            with self.b.phase("load_store"):
+                h.load_block(y, Mem(128, base=ptr, disp=16 * j))
+            with self.b.phase("ghash_multiply"):
+                if j == 0:
+                    self.v.xor(y, y, x)
+                acc = h.multiply(y, self.power(n - j), acc)
+        with self.b.phase("reduction"):
+            self.v.copy(x, h.reduce(acc))
+
+    def hash_pending(self, x: Reg, *, clear: bool) -> None:
+        """X = (X ^ PENDING) H; PENDING = 0 when clear."""
+        y = self.b.xmm()
+        self.hash.load_block(y, self.f("PENDING"), aligned=True)
+        self.v.xor(y, y, x)
+        self.v.copy(x, self.hash.dot(y, self.power(1)))
+        if clear:
+            self.v.store(self.f("PENDING"), self.zero_vec())
+
+    def flush_pending(self, x: Reg, length_field: str, *, clear: bool) -> None:
+        """Hash PENDING when the length so far ends inside a block."""
+        done = self.b.label("flushed")
+        t = self.b.gp()
+        self.a.mov(t, self.f(length_field, width=64))
+        self.a.test(t, Imm(15))
+        self.a.je(done)
+        self.hash_pending(x, clear=clear)
+        self.b.bind(done)
+
+    def absorb(self, ptr: Reg, length: Reg, length_field: str) -> None:
+        """Hash length bytes at ptr as the continuation of a stream whose byte count so far
+        is length_field (which grows by length). ptr and length are consumed."""
+        a, b = self.a, self.b
+        x = b.xmm()
+        self.v.load(x, self.f("HASH"))
+        part = b.gp()
+        a.mov(part, self.f(length_field, width=64))
+        a.add(self.f(length_field, width=64), length)
+        b.emit("and", part, Imm(15))
+        whole, done = b.label("whole"), b.label("absorbed")
+        a.je(whole)
+        with b.phase("tail"):
+            n = b.gp()
+            a.mov(n, Imm(16))
+            a.sub(n, part)
+            a.cmp(n, length)
+            a.cmova(n, length)                       # n = min(16 - part, length)
+            src, dst = b.gp(), self.addr("PENDING", part)
+            a.mov(src, ptr)
+            short_move(b, n, src=src, dst=dst)
+            a.add(ptr, n)
+            a.sub(length, n)
+            a.add(part, n)
+            a.cmp(part, Imm(16))
+            a.jne(done)                              # still inside the block: length is 0
+            self.hash_pending(x, clear=True)
+        b.bind(whole)
+        for n_blocks in (BATCH, 1):
+            top, next_ = b.label(f"hash{n_blocks}"), b.label(f"hashed{n_blocks}")
+            b.bind(top)
+            with b.phase("loop"):
+                a.cmp(length, Imm(16 * n_blocks))
+                a.jb(next_)
+            self.hash_blocks(x, ptr, n_blocks)
+            with b.phase("loop"):
+                a.add(ptr, Imm(16 * n_blocks))
+                a.sub(length, Imm(16 * n_blocks))
+                a.jmp(top)
+            b.bind(next_)
+        with b.phase("tail"):
+            a.test(length, length)
+            a.je(done)
+            short_move(b, length, src=ptr, dst=self.addr("PENDING"))
+        b.bind(done)
+        self.v.store(self.f("HASH"), x)
+
+    def begin_data(self) -> None:
+        """Close the AAD: hash its unfinished block, once, when the first data arrives."""
+        a, b = self.a, self.b
+        done = b.label("in_data")
+        a.cmp(self.f("IN_DATA", width=64), Imm(0))
+        a.jne(done)
+        x = b.xmm()
+        self.v.load(x, self.f("HASH"))
+        self.flush_pending(x, "AAD_LEN", clear=True)
+        self.v.store(self.f("HASH"), x)
+        a.mov(self.f("IN_DATA", width=64), Imm(1))
+        b.bind(done)
+
+    # --- the data path -------------------------------------------------------------------
+    def crypt(self, inp: Reg, length: Reg, out: Reg, *, decrypt: bool,
+              fail: Label | None) -> None:
+        """out = in ^ keystream over length bytes, hashing the ciphertext; continues the
+        stream at MSG_LEN. With fail, a length past the message limit jumps there first."""
+        a, b, v = self.a, self.b, self.v
+        if fail is not None:
+            room = b.gp()
+            a.movabs(room, Imm(MAX_MESSAGE))
+            a.sub(room, self.f("MSG_LEN", width=64))
+            a.cmp(length, room)
+            a.ja(fail)
+        self.begin_data()
+        x = b.xmm()
+        v.load(x, self.f("HASH"))
+        part = b.gp()
+        a.mov(part, self.f("MSG_LEN", width=64))
+        a.add(self.f("MSG_LEN", width=64), length)
+        b.emit("and", part, Imm(15))
+        bulk, saved = b.label("bulk"), b.label("saved")
+        a.je(bulk)
+        with b.phase("tail"):                      # finish the block the last call began
+            n = b.gp()
+            a.mov(n, Imm(16))
+            a.sub(n, part)
+            a.cmp(n, length)
+            a.cmova(n, length)
+            src, dst = b.gp(), b.gp()
+            a.mov(src, inp)
+            a.mov(dst, out)
+            short_move(b, n, src=src, dst=dst, xor=self.addr("KEYSTREAM", part),
+                       record=self.addr("PENDING", part), record_input=decrypt)
+            a.add(inp, n)
+            a.add(out, n)
+            a.sub(length, n)
+            a.add(part, n)
+            a.cmp(part, Imm(16))
+            a.jne(saved)
+            self.hash_pending(x, clear=True)
+        b.bind(bulk)
+        sizes = self.k.spec.key_bits
+        kb = b.gp()
+        a.mov(kb.w32, self.f("KEY_BITS", width=32))
+        labels = {bits: b.label(f"data{bits}") for bits in sizes}
+        for bits in sizes[:-1]:
+            a.cmp(kb.w32, Imm(bits))
+            a.je(labels[bits])
+        for bits in sizes[-1:] + sizes[:-1]:          # the last size falls through
+            b.bind(labels[bits])
+            self._crypt_size(bits, x, inp, length, out, decrypt)
+            a.jmp(saved)
+        b.bind(saved)
+        v.store(self.f("HASH"), x)
+
+    def _crypt_size(self, bits: int, x: Reg, inp: Reg, length: Reg, out: Reg,
+                    decrypt: bool) -> None:
+        a, b, v = self.a, self.b, self.v
+        bswap, one = self.hash.bswap_mask(), b.const("one", ONE)
+        c = b.xmm()
+        v.load(c, self.f("COUNTER"))
+        end = b.label(f"end{bits}")
+        for n_blocks in (BATCH, 1):
+            region = f"steady-{bits}" if n_blocks == BATCH else f"single-{bits}"
+            top, next_ = b.label(f"top{n_blocks}_{bits}"), b.label(f"next{n_blocks}_{bits}")
+            with b.region(region):
+                b.bind(top)
+                with b.phase("loop"):
+                    a.cmp(length, Imm(16 * n_blocks))
+                    a.jb(next_)
+                if decrypt:                              # hash the ciphertext before out is written
+                    self.hash_blocks(x, inp, n_blocks)
+                blocks = []
+                with b.phase("counter"):
+                    for _ in range(n_blocks):
+                        blk = b.xmm()
+                        v.shuffle_bytes(blk, c, bswap)
+                        v.add_dwords(c, c, one)
+                        blocks.append(blk)
+                self.aes(blocks, bits)
+                with b.phase("load_store"):
+                    for j, blk in enumerate(blocks):
+                        v.xor(blk, blk, Mem(128, base=inp, disp=16 * j), unaligned=True)
+                        v.store(Mem(128, base=out, disp=16 * j), blk, aligned=False)
+                if not decrypt:
+                    self.hash_blocks(x, out, n_blocks)
+                with b.phase("loop"):
+                    a.add(inp, Imm(16 * n_blocks))
+                    a.add(out, Imm(16 * n_blocks))
+                    a.sub(length, Imm(16 * n_blocks))
+                    a.jmp(top)
+            b.bind(next_)
+        with b.region(f"tail-{bits}"), b.phase("tail"):
+            a.test(length, length)
+            a.je(end)
+            blk = b.xmm()
+            v.shuffle_bytes(blk, c, bswap)
+            v.add_dwords(c, c, one)
+            self.aes([blk], bits)
+            v.store(self.f("KEYSTREAM"), blk)
+            short_move(b, length, src=inp, dst=out, xor=self.addr("KEYSTREAM"),
+                       record=self.addr("PENDING"), record_input=decrypt)
+        b.bind(end)
+        v.store(self.f("COUNTER"), c)
+
+    # --- nonce and tag -----------------------------------------------------------------
+    def start(self, nonce: Reg, nonce_len: Reg) -> None:
+        """J0 from the nonce (SP 800-38D 7.1 step 2), E_K(J0), the counter and a fresh hash
+        state. The caller has checked nonce_len >= 1 and that a key is set."""
+        a, b, v = self.a, self.b, self.v
+        z = self.zero_vec()
+        for name in ("HASH", "PENDING"):
+            v.store(self.f(name), z)
+        for name in ("AAD_LEN", "MSG_LEN", "IN_DATA"):
+            a.mov(self.f(name, width=64), Imm(0))
+        long_nonce, have_j0 = b.label("long_nonce"), b.label("have_j0")
+        j0 = b.xmm()
+        a.cmp(nonce_len, Imm(12))
+        a.jne(long_nonce)
+        t = b.gp()                                  # J0 = nonce || 0^31 || 1
+        a.mov(t, Mem(64, base=nonce))
+        a.mov(self.f("SCRATCH", width=64), t)
+        a.mov(t.w32, Mem(32, base=nonce, disp=8))
+        a.mov(self.f("SCRATCH", 8, width=32), t.w32)
+        a.mov(self.f("SCRATCH", 12, width=32), Imm(0x01000000))
+        v.load(j0, self.f("SCRATCH"))
+        a.jmp(have_j0)
+        b.bind(long_nonce)                          # J0 = GHASH(nonce || 0 pad || 0^64 || [len]64)
+        bits_len = b.gp()
+        a.mov(bits_len, nonce_len)
+        a.shl(bits_len, Imm(3))
+        self.absorb(nonce, nonce_len, "MSG_LEN")
+        x = b.xmm()
+        v.load(x, self.f("HASH"))
+        self.flush_pending(x, "MSG_LEN", clear=True)
+        lens = b.xmm()
+        v.from_gp64(lens, bits_len)
+        v.xor(x, x, lens)
+        h = self.hash.dot(x, self.power(1))
+        v.shuffle_bytes(j0, h, self.hash.bswap_mask())
+        z2 = self.zero_vec()
+        v.store(self.f("HASH"), z2)
+        a.mov(self.f("MSG_LEN", width=64), Imm(0))
+        b.bind(have_j0)
+        c = b.xmm()
+        v.shuffle_bytes(c, j0, self.hash.bswap_mask())
+        v.add_dwords(c, c, b.const("one", ONE))
+        v.store(self.f("COUNTER"), c)
+        self.aes_any_size(j0)
+        v.store(self.f("TAG_MASK"), j0)
+
+    def finish(self) -> Reg:
+        """The full 16-byte tag (SP 800-38D 7.1 steps 5-6) in a register. Leaves the
+        context as it was, so asking twice gives the same tag."""
+        a, b, v = self.a, self.b, self.v
+        self.begin_data()
+        x = b.xmm()
+        v.load(x, self.f("HASH"))
+        self.flush_pending(x, "MSG_LEN", clear=False)
+        aad_bits, msg_bits = b.gp(), b.gp()
+        a.mov(aad_bits, self.f("AAD_LEN", width=64))
+        a.shl(aad_bits, Imm(3))
+        a.mov(msg_bits, self.f("MSG_LEN", width=64))
+        a.shl(msg_bits, Imm(3))
+        lens, t = b.xmm(), b.xmm()
+        v.from_gp64(lens, msg_bits)                 # byte-reversed [len(A)]64 || [len(C)]64
+        v.from_gp64(t, aad_bits)
+        v.unpack_low_qwords(lens, lens, t)
+        v.xor(x, x, lens)
+        s = self.hash.dot(x, self.power(1))
+        tag = b.xmm()
+        v.shuffle_bytes(tag, s, self.hash.bswap_mask())
+        v.xor(tag, tag, self.f("TAG_MASK"))
+        return tag
+
+    def write_tag(self, tag_out: Reg, tag_len: Reg) -> None:
+        self.v.store(self.f("SCRATCH"), self.finish())
+        short_move(self.b, tag_len, src=self.addr("SCRATCH"), dst=tag_out, largest=16)
+
+    def tag_differs(self, tag_in: Reg, tag_len: Reg) -> None:
+        """eax = 0 when the first tag_len bytes of the tag match tag_in, else -1; the bytes
+        are compared without a branch on them."""
+        self.v.store(self.f("SCRATCH"), self.finish())
+        diff = self.b.gp()
+        self.a.xor(diff, diff)
+        short_differ(self.b, tag_len, a=tag_in, other=self.addr("SCRATCH"), diff=diff)
+        self.a.neg(diff)                            # CF = (diff != 0)
+        self.b.emit("sbb", gp("eax"), gp("eax"))     # eax = -CF
+
+    def zero_out(self, out: Reg, length: Reg) -> None:
+        """out[0..length) = 0 (a rejected open)."""
+        a, b = self.a, self.b
+        top, tail = b.label("zero16"), b.label("zero_tail")
+        b.bind(top)
+        a.cmp(length, Imm(16))
+        a.jb(tail)
+        a.mov(Mem(64, base=out), Imm(0))
+        a.mov(Mem(64, base=out, disp=8), Imm(0))
+        a.add(out, Imm(16))
+        a.sub(length, Imm(16))
+        a.jmp(top)
+        b.bind(tail)
+        short_zero(b, length, dst=out)
+
+
+# ====================================================================================
+# the entry points
+# ====================================================================================
+def build_init(k: GcmKernel) -> Function:
+    g = k.body("init", "init(ctx, key, key_len): expand the key, H = E_K(0) and its powers.\n"
+                       "Returns 0, or -1 for a key length not built in (ctx unchanged).")
+    a, b, v = g.a, g.b, g.v
+    b.function.returns_value = True
+    ctx, key, key_len = g.args(3)
+    fail, accepted, hashed = b.label("refuse"), b.label("accepted"), b.label("hash_key")
+    per_size = {bits: b.label(f"key{bits}") for bits in k.spec.key_bits}
+    for bits in per_size:
+        a.cmp(key_len, Imm(bits // 8))
+        a.je(accepted)
+    a.jmp(fail)
+    b.bind(accepted)
+    with b.phase("clear_context"):                  # a new key forgets all of the old
+        z, p, n = g.zero_vec(), b.gp(), b.gp()
+        a.mov(p, ctx)
+        a.mov(n, Imm(k.layout.size // 64))
+        top = b.label("zero")
+        b.bind(top)
+        for off in range(0, 64, 16):
+            v.store(Mem(128, base=p, disp=off), z)
+        a.add(p, Imm(64))
+        a.dec(n)
+        a.jne(top)
+    for bits, label in per_size.items():
+        a.cmp(key_len, Imm(bits // 8))
+        a.je(label)
+    for bits, label in per_size.items():
+        b.bind(label)
+        with b.phase("key_expansion"):
+            k.engine.expand_key(b, v, ctx, key, bits)
+            a.mov(g.f("KEY_BITS", width=32), Imm(bits))
+        a.jmp(hashed)
+    b.bind(hashed)
+    with b.phase("hash_key"):
+        h = g.zero_vec()
+        g.aes_any_size(h)
+        ht = g.hash.hash_key(h)
+        v.store(g.power(1), ht)
+        p = ht
+        for i in range(2, ClmulHash.POWERS + 1):
+            p = g.hash.dot(p, ht)
+            v.store(g.power(i), p)
+    g.returns(0)
+    g.returns(-1, fail)
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def build_start(k: GcmKernel) -> Function:
+    g = k.body("start", "start(ctx, nonce, nonce_len): begin a message under this nonce.\n"
+                        "Returns 0, or -1 for nonce_len 0 or a context without a key.")
+    b = g.b
+    b.function.returns_value = True
+    ctx, nonce, nonce_len = g.args(3)
+    fail = b.label("refuse")
+    g.a.test(nonce_len, nonce_len)
+    g.a.je(fail)
+    g.check_keyed(fail)
+    g.start(nonce, nonce_len)
+    g.returns(0)
+    g.returns(-1, fail)
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def build_aad(k: GcmKernel) -> Function:
+    g = k.body("aad", "aad(ctx, aad, len): hash more additional data; any piece lengths.\n"
+                      "Returns 0, or -1 after data began or past 2^61 - 1 bytes of AAD.")
+    a, b = g.a, g.b
+    b.function.returns_value = True
+    ctx, ptr, length = g.args(3)
+    fail = b.label("refuse")
+    a.cmp(g.f("IN_DATA", width=64), Imm(0))
+    a.jne(fail)
+    room = b.gp()
+    a.movabs(room, Imm(MAX_AAD))
+    a.sub(room, g.f("AAD_LEN", width=64))
+    a.cmp(length, room)
+    a.ja(fail)
+    g.absorb(ptr, length, "AAD_LEN")
+    g.returns(0)
+    g.returns(-1, fail)
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def build_crypt(k: GcmKernel, decrypt: bool) -> Function:
+    entry = "decrypt" if decrypt else "encrypt"
+    g = k.body(entry, f"{entry}(ctx, in, len, out): GCM {entry}ion of the next len bytes, "
+                      f"{BATCH} blocks and one reduction a loop.\nReturns 0, or -1 past "
+                      f"2^36 - 32 message bytes (nothing written).")
+    b = g.b
+    b.function.returns_value = True
+    ctx, inp, length, out = g.args(4)
+    fail = b.label("refuse")
+    g.crypt(inp, length, out, decrypt=decrypt, fail=fail)
+    g.returns(0)
+    g.returns(-1, fail)
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def build_finish_seal(k: GcmKernel) -> Function:
+    g = k.body("finish_seal", "finish_seal(ctx, tag, tag_len): write the first tag_len bytes "
+                              "of the tag.\nReturns 0, or -1 for tag_len outside 4..16.")
+    b = g.b
+    b.function.returns_value = True
+    ctx, tag, tag_len = g.args(3)
+    fail = b.label("refuse")
+    g.check_tag_len(tag_len, fail)
+    g.write_tag(tag, tag_len)
+    g.returns(0)
+    g.returns(-1, fail)
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def build_finish_open(k: GcmKernel) -> Function:
+    g = k.body("finish_open", "finish_open(ctx, tag, tag_len): 0 when the tag matches (compared "
+                              "in constant time), else -1.")
+    b = g.b
+    b.function.returns_value = True
+    ctx, tag, tag_len = g.args(3)
+    fail = b.label("refuse")
+    g.check_tag_len(tag_len, fail)
+    g.tag_differs(tag, tag_len)
+    g.a.ret()
+    g.returns(-1, fail)
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def build_seal(k: GcmKernel) -> Function:
+    g = k.body("seal", "seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):\n"
+                       "one-shot GCM encryption. Returns 0, or -1 for a length out of range "
+                       "(nothing written).")
+    a, b = g.a, g.b
+    b.function.returns_value = True
+    ctx, nonce, nonce_len, aad, aad_len, inp = g.args(6)
+    fail = b.label("refuse")
+    a.test(nonce_len, nonce_len)
+    a.je(fail)
+    g.check_tag_len(g.stack_arg("tag_len"), fail)
+    g.above(aad_len, MAX_AAD, fail)
+    g.above(g.stack_arg("len"), MAX_MESSAGE, fail)
+    g.check_keyed(fail)
+    g.start(nonce, nonce_len)
+    g.absorb(aad, aad_len, "AAD_LEN")
+    g.crypt(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=False, fail=None)
+    g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"))
+    g.returns(0)
+    g.returns(-1, fail)
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def build_open(k: GcmKernel) -> Function:
+    g = k.body("open", "open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):\n"
+                       "one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for "
+                       "a wrong tag or a length out of range (for len past the limit nothing "
+                       "is written).")
+    a, b = g.a, g.b
+    b.function.returns_value = True
+    ctx, nonce, nonce_len, aad, aad_len, inp = g.args(6)
+    refuse, reject, done = b.label("refuse"), b.label("reject"), b.label("done")
+    g.above(g.stack_arg("len"), MAX_MESSAGE, refuse)
+    a.test(nonce_len, nonce_len)
+    a.je(reject)
+    g.check_tag_len(g.stack_arg("tag_len"), reject)
+    g.above(aad_len, MAX_AAD, reject)
+    g.check_keyed(reject)
+    g.start(nonce, nonce_len)
+    g.absorb(aad, aad_len, "AAD_LEN")
+    g.crypt(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=True, fail=None)
+    g.tag_differs(g.stack_arg("tag"), g.stack_arg("tag_len"))
+    a.test(gp("rax"), gp("rax"))
+    a.je(done)
+    b.bind(reject)                                  # plaintext never stays in out
+    g.zero_out(g.stack_arg("out"), g.stack_arg("len"))
+    g.returns(-1)
+    g.returns(-1, refuse)
+    b.bind(done)
+    a.ret()
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def build_wipe(k: GcmKernel) -> Function:
+    g = k.body("wipe", f"wipe(ctx): zero all {k.layout.size} bytes of the context.")
+    a, b, v = g.a, g.b, g.v
+    (ctx,) = g.args(1)
+    z, p, n = g.zero_vec(), b.gp(), b.gp()
+    a.mov(p, ctx)
+    a.mov(n, Imm(k.layout.size // 64))
+    top = b.label("zero")
+    b.bind(top)
+    for off in range(0, 64, 16):
+        v.store(Mem(128, base=p, disp=off), z)
+    a.add(p, Imm(64))
+    a.dec(n)
+    a.jne(top)
+    a.ret()
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def build_all(k: GcmKernel) -> dict[str, Function]:
+    return {
+        "init": build_init(k), "seal": build_seal(k), "open": build_open(k),
+        "start": build_start(k), "aad": build_aad(k), "encrypt": build_crypt(k, False),
+        "decrypt": build_crypt(k, True), "finish_seal": build_finish_seal(k),
+        "finish_open": build_finish_open(k), "wipe": build_wipe(k),
+    }
+
+
+def build_kernel(spec: KernelSpec) -> tuple[dict[str, Function], FieldLayout]:
+    k = GcmKernel(spec)
+    return build_all(k), k.layout

@@ -1,0 +1,259 @@
+"""GCM: the hash engine's algebra against the bit-by-bit model, the context layout builder,
+and every committed GCM kernel run in-process (ctypes) against the Python GCM model
+(model/gcm.py, from SP 800-38D's definitions) and the `cryptography` wheel's OpenSSL:
+the specification's test cases, random key sizes, nonce lengths, AAD and message lengths,
+streaming splits with empty and one-byte pieces, tag lengths, tampering and the limits.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import random
+
+import pytest
+
+from aesgen.gf128.x86_64 import clmul
+from aesgen.kernels.fields import Field, FieldLayout
+from aesgen.model import gcm as model
+from aesgen.model import gf128
+from aesgen.paths import GENERATED
+from test_kernels_run import _host_manifests, missing_features
+from test_model_gcm import GCM_SPEC_CASES
+
+SEED = 2611
+
+
+# --- the hash engine's arithmetic ----------------------------------------------------------
+def test_clmul_dot_with_hash_key_is_the_ghash_multiply() -> None:
+    rng = random.Random(SEED)
+    for _ in range(300):
+        h, x = rng.randbytes(16), rng.randbytes(16)
+        want = gf128.to_block(gf128.gf_mul(gf128.from_block(x), gf128.from_block(h)))
+        got = clmul.dot(int.from_bytes(x, "big"), clmul.hash_key(h)).to_bytes(16, "big")
+        assert got == want
+
+
+def test_clmul_powers_stay_in_hash_key_form() -> None:
+    rng = random.Random(SEED + 1)
+    for _ in range(20):
+        h = rng.randbytes(16)
+        powers = gf128.h_powers(h, 8)
+        ht = clmul.hash_key(h)
+        p = ht
+        for i in range(1, 8):
+            p = clmul.dot(p, ht)
+            assert p == clmul.hash_key(powers[i]), f"H~^{i + 1}"
+
+
+def test_clmul_aggregated_reduction_equals_horner() -> None:
+    """Summing n unreduced products and reducing once (what one loop does) is GHASH."""
+    rng = random.Random(SEED + 2)
+    h = rng.randbytes(16)
+    blocks = [rng.randbytes(16) for _ in range(8)]
+    ht = clmul.hash_key(h)
+    pw = [ht]
+    for _ in range(7):
+        pw.append(clmul.dot(pw[-1], ht))
+    acc = 0
+    for j, blk in enumerate(blocks):
+        # dot is linear in its first argument, so the sum of dots is the dot of the sum
+        acc ^= clmul.dot(int.from_bytes(blk, "big"), pw[7 - j])
+    assert acc.to_bytes(16, "big") == gf128.ghash(h, b"".join(blocks))
+
+
+# --- declared-field layouts -------------------------------------------------------------------
+def test_field_layout_aligns_and_rounds_to_64() -> None:
+    lay = FieldLayout.build([Field("cipher", "A", 4, 4), Field("hash", "B", 16, 16),
+                             Field("mode", "C", 8, 8)])
+    assert (lay.A, lay.B, lay.C, lay.size) == (0, 16, 32, 64)
+    with pytest.raises(ValueError, match="declared twice"):
+        FieldLayout.build([Field("mode", "A", 4), Field("mode", "A", 4)])
+    with pytest.raises(KeyError):
+        lay.offset("MISSING")
+
+
+# --- the kernels --------------------------------------------------------------------------------
+VP, SZ = ctypes.c_void_p, ctypes.c_size_t
+INIT = ctypes.CFUNCTYPE(ctypes.c_int, VP, VP, SZ)
+SEAL = ctypes.CFUNCTYPE(ctypes.c_int, VP, VP, SZ, VP, SZ, VP, SZ, VP, VP, SZ)
+START = ctypes.CFUNCTYPE(ctypes.c_int, VP, VP, SZ)
+PIECE = ctypes.CFUNCTYPE(ctypes.c_int, VP, VP, SZ)
+CRYPT = ctypes.CFUNCTYPE(ctypes.c_int, VP, VP, SZ, VP)
+FINISH = ctypes.CFUNCTYPE(ctypes.c_int, VP, VP, SZ)
+WIPE = ctypes.CFUNCTYPE(None, VP)
+
+
+class Aead(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("mode", ctypes.c_char_p),
+                ("method", ctypes.c_char_p), ("face", ctypes.c_char_p),
+                ("constant_time", ctypes.c_int), ("features", ctypes.c_uint64),
+                ("ctx_size", SZ), ("nonce_min", SZ), ("nonce_max", SZ), ("tag_min", SZ),
+                ("tag_max", SZ), ("init", INIT), ("seal", SEAL), ("open", SEAL),
+                ("start", START), ("aad", PIECE), ("encrypt", CRYPT), ("decrypt", CRYPT),
+                ("finish_seal", FINISH), ("finish_open", FINISH), ("wipe", WIPE)]
+
+
+def _committed_aeads():
+    params = []
+    for manifest in _host_manifests():
+        for k in json.loads(manifest.read_text()).get("aeads", []):
+            params.append(pytest.param((manifest.parent, k), id=f"{manifest.parent.name}:{k['name']}"))
+    return params
+
+
+@pytest.fixture
+def aead(request, shared_library):
+    set_dir, info = request.param
+    missing = missing_features(info["features"])
+    if missing:
+        pytest.skip(f"this CPU lacks {', '.join(missing)} (needed by {set_dir.name}/"
+                    f"{info['name']})")
+    lib = ctypes.CDLL(str(shared_library(set_dir)))
+    count = SZ.in_dll(lib, "aesgen_aead_count").value
+    table = (Aead * count).in_dll(lib, "aesgen_aeads")
+    found = {a.name.decode(): a for a in table}
+    assert info["name"] in found, f"registry of {set_dir.name} lacks {info['name']}"
+    a = found[info["name"]]
+    a._lib = lib
+    return a
+
+
+def with_aeads(fn):
+    return pytest.mark.parametrize("aead", _committed_aeads(), indirect=True)(fn)
+
+
+class Ctx:
+    """A 64-byte aligned context with guard bytes on both sides."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.raw = ctypes.create_string_buffer(random.Random(size).randbytes(size * 2 + 192),
+                                               size * 2 + 192)
+        self.addr = (ctypes.addressof(self.raw) + 64 + 63) & ~63
+        self.pristine = self.raw.raw
+        self.off = self.addr - ctypes.addressof(self.raw)
+
+    def guards_intact(self) -> bool:
+        now = self.raw.raw
+        end = self.off + self.size
+        return now[:self.off] == self.pristine[:self.off] and now[end:] == self.pristine[end:]
+
+
+def _buf(data: bytes):
+    return ctypes.create_string_buffer(bytes(data), max(len(data), 1))
+
+
+def seal(a, ctx, nonce, aad, pt, tag_len=16):
+    out, tag = _buf(bytes(len(pt))), _buf(bytes(16))
+    r = a.seal(ctx.addr, _buf(nonce), len(nonce), _buf(aad), len(aad), _buf(pt), len(pt),
+               out, tag, tag_len)
+    return r, out.raw[:len(pt)], tag.raw[:tag_len]
+
+
+def open_(a, ctx, nonce, aad, ct, tag):
+    out = _buf(b"\xa5" * len(ct))
+    r = a.open(ctx.addr, _buf(nonce), len(nonce), _buf(aad), len(aad), _buf(ct), len(ct),
+               out, _buf(tag), len(tag))
+    return r, out.raw[:len(ct)]
+
+
+@with_aeads
+@pytest.mark.parametrize("key, iv, aad, pt, h, ct, tag", GCM_SPEC_CASES)
+def test_gcm_specification_cases(aead, key, iv, aad, pt, h, ct, tag) -> None:
+    ctx = Ctx(aead.ctx_size)
+    assert aead.init(ctx.addr, _buf(key), len(key)) == 0
+    r, got_ct, got_tag = seal(aead, ctx, iv, aad, pt, len(tag))
+    assert (r, got_ct, got_tag) == (0, ct, tag)
+    assert open_(aead, ctx, iv, aad, ct, tag) == (0, pt)
+    assert ctx.guards_intact()
+
+
+def _split(rng: random.Random, n: int) -> list[int]:
+    """Piece lengths summing to n, with empty and one-byte pieces among them."""
+    pieces = []
+    while n > 0:
+        p = rng.choice([0, 1, 1, 15, 16, 17, rng.randint(0, n)])
+        p = min(p, n)
+        pieces.append(p)
+        n -= p
+    return pieces + [0]
+
+
+@with_aeads
+def test_gcm_random_against_the_model(aead) -> None:
+    """Random key sizes, nonce lengths 1..40, AAD 0..70, messages 0..300 bytes, every tag
+    length, seal and open in one call and in random pieces, against model/gcm.py."""
+    rng = random.Random(SEED + 10)
+    ctx = Ctx(aead.ctx_size)
+    for case in range(40):
+        key = rng.randbytes(rng.choice((16, 24, 32)))
+        nonce = rng.randbytes(rng.choice((12, 12, rng.randint(1, 40))))
+        aad = rng.randbytes(rng.choice((0, 13, rng.randint(0, 70))))
+        pt = rng.randbytes(rng.choice((0, 64, rng.randint(0, 300))))
+        tag_len = rng.randint(4, 16)
+        want_ct, want_tag = model.seal(key, nonce, aad, pt, tag_len)
+        assert aead.init(ctx.addr, _buf(key), len(key)) == 0
+        assert seal(aead, ctx, nonce, aad, pt, tag_len) == (0, want_ct, want_tag), case
+        assert open_(aead, ctx, nonce, aad, want_ct, want_tag) == (0, pt), case
+        # streaming
+        assert aead.start(ctx.addr, _buf(nonce), len(nonce)) == 0
+        pos = 0
+        for n in _split(rng, len(aad)):
+            assert aead.aad(ctx.addr, _buf(aad[pos:pos + n]), n) == 0
+            pos += n
+        ct, pos = b"", 0
+        for n in _split(rng, len(pt)):
+            out = _buf(bytes(n))
+            assert aead.encrypt(ctx.addr, _buf(pt[pos:pos + n]), n, out) == 0
+            ct += out.raw[:n]
+            pos += n
+        tag = _buf(bytes(16))
+        assert aead.finish_seal(ctx.addr, tag, tag_len) == 0
+        assert (ct, tag.raw[:tag_len]) == (want_ct, want_tag), case
+        assert aead.aad(ctx.addr, _buf(b"x"), 1) == -1        # AAD after data
+        assert ctx.guards_intact()
+
+
+@with_aeads
+def test_gcm_long_messages_against_openssl(aead) -> None:
+    """Messages up to 20 KiB with 12- and 16-byte nonces against the cryptography wheel."""
+    aesgcm = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
+    rng = random.Random(SEED + 11)
+    ctx = Ctx(aead.ctx_size)
+    for case in range(30):
+        key = rng.randbytes(rng.choice((16, 24, 32)))
+        nonce = rng.randbytes(rng.choice((12, 16)))
+        aad = rng.randbytes(rng.randint(0, 300))
+        pt = rng.randbytes(rng.choice((1420, 4096, 16384, rng.randint(0, 20000))))
+        want = aesgcm.AESGCM(key).encrypt(nonce, pt, aad)
+        assert aead.init(ctx.addr, _buf(key), len(key)) == 0
+        r, ct, tag = seal(aead, ctx, nonce, aad, pt)
+        assert (r, ct + tag) == (0, want), case
+        assert open_(aead, ctx, nonce, aad, ct, tag) == (0, pt), case
+
+
+@with_aeads
+def test_gcm_rejects_forgeries_and_bad_lengths(aead) -> None:
+    rng = random.Random(SEED + 12)
+    ctx = Ctx(aead.ctx_size)
+    key, nonce, aad, pt = rng.randbytes(16), rng.randbytes(12), b"hdr", rng.randbytes(100)
+    assert aead.init(ctx.addr, _buf(key), len(key)) == 0
+    _, ct, tag = seal(aead, ctx, nonce, aad, pt)
+    for what, args in {
+        "ciphertext": (nonce, aad, bytes([ct[0] ^ 1]) + ct[1:], tag),
+        "aad": (nonce, b"hdR", ct, tag),
+        "tag": (nonce, aad, ct, tag[:15] + bytes([tag[15] ^ 0x80])),
+        "nonce": (bytes([nonce[0] ^ 1]) + nonce[1:], aad, ct, tag),
+        "short tag": (nonce, aad, ct, tag[:3]),
+    }.items():
+        r, out = open_(aead, ctx, *args)
+        assert (r, out) == (-1, bytes(len(ct))), f"{what}: open must fail and zero out"
+    for bad in (0, 3, 17):
+        r, out, _ = seal(aead, ctx, nonce, aad, pt, bad)
+        assert r == -1 and out == bytes(len(pt)), f"tag_len {bad}"
+    r, _, _ = seal(aead, ctx, b"", aad, pt)
+    assert r == -1, "empty nonce"
+    assert aead.init(ctx.addr, _buf(bytes(20)), 20) == -1
+    assert ctx.guards_intact()
+    aead.wipe(ctx.addr)
+    assert ctx.raw.raw[ctx.off:ctx.off + ctx.size] == bytes(ctx.size)
