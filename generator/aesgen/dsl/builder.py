@@ -129,6 +129,36 @@ class KernelBuilder:
         finally:
             self._region = old
 
+    # --- stitching ------------------------------------------------------------------
+    @contextlib.contextmanager
+    def capture(self) -> Iterator[list]:
+        """Collect what is emitted inside, instead of appending it: a straight-line stream
+        (no labels) for ``emit_stitched``."""
+        start = len(self.function.body)
+        out: list = []
+        try:
+            yield out
+        finally:
+            out.extend(self.function.body[start:])
+            del self.function.body[start:]
+            if any(not isinstance(item, (Instruction, Comment)) for item in out):
+                raise ValueError("a captured stream must be straight-line code (no labels)")
+
+    def emit_stitched(self, main: list, other: list) -> None:
+        """Append two independent straight-line streams as one: ``other`` spread evenly
+        through ``main``, each keeping its own order (e.g. the GHASH of one batch through
+        the AES rounds of the next, so the two units work side by side). The streams must
+        share no register they write and no memory one writes and the other reads."""
+        n, m = len(main), len(other)
+        taken = 0
+        for i, item in enumerate(main):
+            self.function.body.append(item)
+            due = (i + 1) * m // n if n else m
+            while taken < due:
+                self.function.body.append(other[taken])
+                taken += 1
+        self.function.body.extend(other[taken:])
+
     # --- emission -------------------------------------------------------------------
     def emit(self, name: str, *operands: Operand, comment: str = "") -> None:
         form = self.table.match(name, tuple(operands), self.prefer)

@@ -21,6 +21,9 @@ class ModeDescriptor:
     oracle: str                     # what the harness checks the kernels against
     methods: tuple[str, ...]        # cipher methods a skeleton exists for
     needs: tuple[str, ...]          # CPU features a preset must have for the mode
+    method_needs: tuple[tuple[str, tuple[str, ...]], ...] = ()   # and for one method
+    # (method, encoding) -> the encoding its skeleton is written in instead
+    encodings: tuple[tuple[tuple[str, str], str], ...] = ()
     faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
     skeleton: str = ""              # module with GcmKernel-style build_kernel(spec)
     nonce: tuple[int, int] = (0, 0)     # accepted nonce lengths (AEADs; -1 = SIZE_MAX)
@@ -42,13 +45,25 @@ GCM = ModeDescriptor(
     hot_entry="encrypt",
     phases=("aes", "counter", "ghash_multiply", "reduction", "load_store", "loop", "tail"),
     oracle="OpenSSL EVP_aes_*_gcm",
-    methods=("aesni",),
+    methods=("aesni", "vaes256"),
     needs=("PCLMULQDQ",),
+    method_needs=(("vaes256", ("VPCLMULQDQ",)),),
+    # the skeleton keeps to 16 registers and VEX forms on ymm; EVEX on zmm comes next
+    encodings=((("vaes256", "evex"), "avx"),),
     faces=("none",),
     skeleton="aesgen.modes.gcm.x86_64",
     nonce=(1, -1), tag=(4, 16))
 
 MODES = {m.name: m for m in (CTR, GCM)}
+
+
+def features_for(desc: ModeDescriptor, method: str) -> tuple[str, ...]:
+    """CPU features a preset needs for this mode with this method."""
+    return desc.needs + dict(desc.method_needs).get(method, ())
+
+
+def encoding_for(desc: ModeDescriptor, method: str, encoding: str) -> str:
+    return dict(desc.encodings).get((method, encoding), encoding)
 
 
 def mode(name: str) -> ModeDescriptor:

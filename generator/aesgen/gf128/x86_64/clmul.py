@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...dsl.builder import KernelBuilder
-from ...dsl.operands import Mem, Reg
+from ...dsl.operands import Imm, Mem, Reg
 from ...kernels.vector_ops import VectorOps
 
 BSWAP128 = bytes(range(15, -1, -1))
@@ -63,40 +63,35 @@ def hash_key(h_block: bytes) -> int:
 
 @dataclass
 class Products:
-    """Unreduced sum of products: low, high and middle 128-bit parts."""
+    """Unreduced sum of products: low, high and middle 128-bit parts. With Karatsuba the
+    middle part is the sum of (a.lo ^ a.hi)(b.lo ^ b.hi), which still lacks lo ^ hi."""
     lo: Reg
     hi: Reg
     mi: Reg
+    karatsuba: bool = False
 
 
 class ClmulHash:
-    """The PCLMULQDQ hash engine on xmm (SSE or VEX encoding)."""
+    """The PCLMULQDQ hash engine on xmm (SSE or VEX encoding), and VPCLMULQDQ on ymm: a
+    ymm register holds two blocks, each multiplied by its own power of H in its lane; the
+    lanes are added (folded) before the one reduction."""
 
     name = "clmul"
     features = ("PCLMULQDQ",)
-    POWERS = 8                     # H~^1 .. H~^8 in the context: 8 blocks, one reduction
 
     def __init__(self, b: KernelBuilder, v: VectorOps) -> None:
         self.b, self.v = b, v
 
-    def bswap_mask(self) -> Mem:
-        return self.b.const("bswap128", BSWAP128)
+    def bswap_mask(self, width: int = 128) -> Mem:
+        return self.b.const(f"bswap{width}", BSWAP128 * (width // 128), align=width // 8)
 
     def _poly(self) -> Mem:
         return self.b.const("ghash_poly", POLY)
 
     def load_block(self, dst: Reg, src: Mem, *, aligned: bool = False) -> None:
-        """dst = bswap(16 bytes at src): a block in hash order."""
-        v = self.v
-        if v.sse and not aligned:
-            v.load(dst, src, aligned=False)
-            v.shuffle_bytes(dst, dst, self.bswap_mask())
-        elif v.sse:
-            v.load(dst, src)
-            v.shuffle_bytes(dst, dst, self.bswap_mask())
-        else:
-            v.load(dst, src, aligned=aligned)
-            v.shuffle_bytes(dst, dst, self.bswap_mask())
+        """dst = each 16 bytes at src byte-reversed: blocks in hash order, one a lane."""
+        self.v.load(dst, src.at(dst.width), aligned=aligned)
+        self.v.shuffle_bytes(dst, dst, self.bswap_mask(dst.width))
 
     def hash_key(self, h: Reg) -> Reg:
         """H~ from H = E_K(0^128) in block order (see the module text)."""
@@ -114,24 +109,75 @@ class ClmulHash:
         return x
 
     def multiply(self, x: Reg, h: Reg | Mem, acc: Products | None) -> Products:
-        """acc += x * h, unreduced (schoolbook: four carry-less multiplies). x is kept."""
-        b, v = self.b, self.v
-        lo, hi, mi, t = b.xmm(), b.xmm(), b.xmm(), b.xmm()
-        v.clmul(lo, x, h, 0x00)
-        v.clmul(hi, x, h, 0x11)
-        v.clmul(mi, x, h, 0x01)
-        v.clmul(t, x, h, 0x10)
-        v.xor(mi, mi, t)
+        """acc += x * h, unreduced (schoolbook: four carry-less multiplies). x is kept.
+        Each product goes into the sum as soon as it exists, so one temporary is live."""
+        b, v, w = self.b, self.v, x.width
         if acc is None:
-            return Products(lo, hi, mi)
-        v.xor(acc.lo, acc.lo, lo)
-        v.xor(acc.hi, acc.hi, hi)
-        v.xor(acc.mi, acc.mi, mi)
+            acc = Products(b.vec(w), b.vec(w), b.vec(w))
+            v.clmul(acc.lo, x, h, 0x00)
+            v.clmul(acc.hi, x, h, 0x11)
+            v.clmul(acc.mi, x, h, 0x01)
+        else:
+            for imm, part in ((0x00, acc.lo), (0x11, acc.hi), (0x01, acc.mi)):
+                t = b.vec(w)
+                v.clmul(t, x, h, imm)
+                v.xor(part, part, t)
+        t = b.vec(w)
+        v.clmul(t, x, h, 0x10)
+        v.xor(acc.mi, acc.mi, t)
         return acc
+
+    def multiply_karatsuba(self, x: Reg, h: Reg | Mem, hk: Reg | Mem,
+                           acc: Products | None) -> Products:
+        """acc += x * h with three carry-less multiplies: hk holds h.lo ^ h.hi in its low
+        qword (precomputed with the powers); the middle term is fixed once, in reduce."""
+        b, v, w = self.b, self.v, x.width
+        xs = b.vec(w)
+        v.shuffle_dwords(xs, x, 0x4E)
+        v.xor(xs, xs, x)                          # x.lo ^ x.hi in both qwords
+        if acc is None:
+            acc = Products(b.vec(w), b.vec(w), b.vec(w), karatsuba=True)
+            v.clmul(acc.lo, x, h, 0x00)
+            v.clmul(acc.hi, x, h, 0x11)
+            v.clmul(acc.mi, xs, hk, 0x00)
+            return acc
+        for part, src, key, imm in ((acc.lo, x, h, 0x00), (acc.hi, x, h, 0x11),
+                                    (acc.mi, xs, hk, 0x00)):
+            t = b.vec(w)
+            v.clmul(t, src, key, imm)
+            v.xor(part, part, t)
+        return acc
+
+    def karatsuba_key(self, h: Reg) -> Reg:
+        """h.lo ^ h.hi in both qwords: the key Karatsuba's middle multiply takes."""
+        k = self.b.vec(h.width)
+        self.v.shuffle_dwords(k, h, 0x4E)
+        self.v.xor(k, k, h)
+        return k
+
+    def fold_lanes(self, p: Products) -> Products:
+        """The sum over the lanes of a wide sum of products, in xmm."""
+        if p.lo.width == 128:
+            return p
+        if p.lo.width != 256:
+            raise ValueError("lane folding is written for ymm")
+        b, v = self.b, self.v
+        out = []
+        for part in (p.lo, p.hi, p.mi):
+            t = b.xmm()
+            b.emit("vextracti128", t, part, Imm(1))
+            low = part.view(128)
+            v.xor(low, low, t)
+            out.append(low)
+        return Products(*out, karatsuba=p.karatsuba)
 
     def reduce(self, p: Products) -> Reg:
         """dot-reduce a sum of products to 128 bits (two folds by the polynomial)."""
         b, v = self.b, self.v
+        p = self.fold_lanes(p)
+        if p.karatsuba:                            # the middle term lacks lo ^ hi
+            v.xor(p.mi, p.mi, p.lo)
+            v.xor(p.mi, p.mi, p.hi)
         t = b.xmm()
         v.shift_bytes_left(t, p.mi, 8)
         v.xor(p.lo, p.lo, t)

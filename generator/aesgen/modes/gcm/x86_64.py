@@ -51,7 +51,11 @@ def gcm_layout(powers: int) -> FieldLayout:
     layout = FieldLayout.build([
         Field("cipher", "ROUND_KEYS", 240, 16, "15 x 16 bytes, FIPS-197 byte order"),
         Field("cipher", "KEY_BITS", 4, 4, "128, 192 or 256 once init succeeded; 0 before"),
-        Field("hash", "H_POWERS", 16 * powers, 16, "H~^1 .. H~^n (gf128/x86_64/clmul.py)"),
+        Field("hash", "H_POWERS", 16 * powers, 16,
+              "H~^n .. H~^1, highest first: one wide load gives a register's lanes their "
+              "powers (gf128/x86_64/clmul.py)"),
+        Field("hash", "H_KARATSUBA", 16 * powers, 16,
+              "for each power, its two halves XORed (Karatsuba's middle key)"),
         Field("mode", "TAG_MASK", 16, 16, "E_K(J0)"),
         Field("mode", "COUNTER", 16, 16, "next counter block, byte-reversed"),
         Field("mode", "HASH", 16, 16, "GHASH accumulator, byte-reversed"),
@@ -71,13 +75,15 @@ class GcmKernel:
     """Shared facts while one GCM kernel's entry points are built."""
 
     def __init__(self, spec: KernelSpec) -> None:
-        if spec.width != 128:
-            raise ValueError(f"{spec.name}: GCM runs on xmm so far (VPCLMULQDQ on ymm/zmm "
-                             f"is the next step)")
+        if spec.width not in (128, 256) or spec.encoding == "evex":
+            raise ValueError(f"{spec.name}: the GCM skeleton runs on xmm (SSE, VEX) and ymm "
+                             f"(VEX); zmm and EVEX are the next step")
         self.spec = spec
         self.table = load_table("x86_64")
         self.engine = engine_for(spec)
-        self.layout = gcm_layout(ClmulHash.POWERS)
+        self.lanes = spec.width // 128
+        self.powers = BATCH * self.lanes          # one reduction per batch of registers
+        self.layout = gcm_layout(self.powers)
 
     def body(self, entry: str, doc: str) -> "Body":
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
@@ -177,21 +183,29 @@ class Body:
         self.b.bind(join)
 
     # --- GHASH -----------------------------------------------------------------------
-    def power(self, i: int) -> Mem:
-        """H~^i (i >= 1) in the context."""
-        return self.f("H_POWERS", 16 * (i - 1))
+    def power(self, i: int, width: int = 128, field: str = "H_POWERS") -> Mem:
+        """H~^i (i >= 1) in the context; at width 256, H~^i and H~^(i-1) in its lanes."""
+        return self.f(field, 16 * (self.k.powers - i), width)
 
-    def hash_blocks(self, x: Reg, ptr: Reg, n: int) -> None:
-        """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr: one reduction."""
-        h, acc = self.hash, None
-        for j in range(n):
-            y = self.b.xmm()
+    def mul_power(self, y: Reg, i: int, acc):
+        """acc += y * H~^i (y's lanes by H~^i, H~^(i-1), ...), as the preset chose."""
+        if self.k.spec.hash_multiply == "karatsuba":
+            return self.hash.multiply_karatsuba(
+                y, self.power(i, y.width), self.power(i, y.width, "H_KARATSUBA"), acc)
+        return self.hash.multiply(y, self.power(i, y.width), acc)
+
+    def hash_blocks(self, x: Reg, ptr: Reg, n: int, disp: int = 0, width: int = 128) -> None:
+        """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr + disp: one
+        reduction. At width 256 a register takes two blocks, the powers two a load."""
+        h, acc, lanes = self.hash, None, width // 128
+        for j in range(n // lanes):
+            y = self.b.vec(width)
             with self.b.phase("load_store"):
-                h.load_block(y, Mem(128, base=ptr, disp=16 * j))
+                h.load_block(y, Mem(width, base=ptr, disp=disp + 16 * lanes * j))
             with self.b.phase("ghash_multiply"):
                 if j == 0:
-                    self.v.xor(y, y, x)
-                acc = h.multiply(y, self.power(n - j), acc)
+                    self.v.xor(y, y, x.view(width))   # X in lane 0; the upper lanes are 0
+                acc = self.mul_power(y, n - lanes * j, acc)
         with self.b.phase("reduction"):
             self.v.copy(x, h.reduce(acc))
 
@@ -328,49 +342,109 @@ class Body:
         b.bind(saved)
         v.store(self.f("HASH"), x)
 
+    def _counters(self, c: Reg, n: int) -> list[Reg]:
+        """n registers of counter blocks from c (byte-reversed, one counter a lane, the
+        lanes consecutive), c advanced by n blocks a lane (inc32 each)."""
+        v, b, w = self.v, self.b, c.width
+        lanes = w // 128
+        step = b.const(f"step{lanes}", ((lanes).to_bytes(16, "little")) * lanes, align=w // 8)
+        blocks = []
+        with b.phase("counter"):
+            for _ in range(n):
+                blk = b.vec(w)
+                v.shuffle_bytes(blk, c, self.hash.bswap_mask(w))
+                v.add_dwords(c, c, step)
+                blocks.append(blk)
+        return blocks
+
+    def _xor_store(self, blocks: list[Reg], inp: Reg, out: Reg) -> None:
+        with self.b.phase("load_store"):
+            for j, blk in enumerate(blocks):
+                size = blk.width // 8
+                self.v.xor(blk, blk, Mem(blk.width, base=inp, disp=size * j), unaligned=True)
+                self.v.store(Mem(blk.width, base=out, disp=size * j), blk, aligned=False)
+
+    def _advance(self, inp: Reg, out: Reg, length: Reg, n_blocks: int) -> None:
+        with self.b.phase("loop"):
+            self.a.add(inp, Imm(16 * n_blocks))
+            self.a.add(out, Imm(16 * n_blocks))
+            self.a.sub(length, Imm(16 * n_blocks))
+
     def _crypt_size(self, bits: int, x: Reg, inp: Reg, length: Reg, out: Reg,
                     decrypt: bool) -> None:
+        """The data path for one key size. Batches of BATCH blocks are stitched: the AES
+        rounds of a batch run beside the GHASH of ciphertext already in memory, the
+        previous batch's output when encrypting (so a pipeline: the first batch is not
+        hashed in its own iteration, the last is hashed after the loop), the batch's own
+        input when decrypting (hashed before out, which may be in, is written). Then one
+        batch of 4, single blocks, and the partial tail."""
         a, b, v = self.a, self.b, self.v
-        bswap, one = self.hash.bswap_mask(), b.const("one", ONE)
-        c = b.xmm()
+        lanes, width = self.k.lanes, self.k.spec.width
+        wide = b.vec(width)
+        c = wide.view(128)                            # the next counter, in lane 0
         v.load(c, self.f("COUNTER"))
-        end = b.label(f"end{bits}")
-        for n_blocks in (BATCH, 1):
-            region = f"steady-{bits}" if n_blocks == BATCH else f"single-{bits}"
-            top, next_ = b.label(f"top{n_blocks}_{bits}"), b.label(f"next{n_blocks}_{bits}")
-            with b.region(region):
-                b.bind(top)
+        end, small = b.label(f"end{bits}"), b.label(f"small{bits}")
+        top, drain = b.label(f"top{bits}"), b.label(f"drain{bits}")
+        step = 16 * BATCH * lanes                     # bytes a batch
+        with b.phase("loop"):
+            a.cmp(length, Imm(step))
+            a.jb(small)
+        if lanes > 1:                                 # lane l counts from c + l
+            with b.phase("counter"):
+                v.broadcast_register(wide, c)
+                v.add_dwords(wide, wide, b.const(f"lanes{lanes}", b"".join(
+                    lane.to_bytes(16, "little") for lane in range(lanes)), align=width // 8))
+        if not decrypt:
+            with b.region(f"first-{bits}"):           # the pipeline fills
+                blocks = self._counters(wide, BATCH)
+                self.aes(blocks, bits)
+                self._xor_store(blocks, inp, out)
+                self._advance(inp, out, length, BATCH * lanes)
+        with b.region(f"steady-{bits}"):
+            b.bind(top)
+            with b.phase("loop"):
+                a.cmp(length, Imm(step))
+                a.jb(drain)
+            with b.capture() as rounds:
+                blocks = self._counters(wide, BATCH)
+                self.aes(blocks, bits)
+            with b.capture() as hashing:
+                self.hash_blocks(x, inp if decrypt else out, BATCH * lanes,
+                                 disp=0 if decrypt else -step, width=width)
+            b.emit_stitched(rounds, hashing)
+            self._xor_store(blocks, inp, out)
+            self._advance(inp, out, length, BATCH * lanes)
+            with b.phase("loop"):
+                a.jmp(top)
+        b.bind(drain)
+        if not decrypt:
+            with b.region(f"drain-{bits}"):           # the last batch's hash
+                self.hash_blocks(x, out, BATCH * lanes, disp=-step, width=width)
+        b.bind(small)
+        for n_blocks in (4, 1):
+            next_ = b.label(f"next{n_blocks}_{bits}")
+            with b.region(f"batch{n_blocks}-{bits}"):
+                again = b.label(f"again{n_blocks}_{bits}")
+                b.bind(again)
                 with b.phase("loop"):
                     a.cmp(length, Imm(16 * n_blocks))
                     a.jb(next_)
-                if decrypt:                              # hash the ciphertext before out is written
+                if decrypt:
                     self.hash_blocks(x, inp, n_blocks)
-                blocks = []
-                with b.phase("counter"):
-                    for _ in range(n_blocks):
-                        blk = b.xmm()
-                        v.shuffle_bytes(blk, c, bswap)
-                        v.add_dwords(c, c, one)
-                        blocks.append(blk)
+                blocks = self._counters(c, n_blocks)
                 self.aes(blocks, bits)
-                with b.phase("load_store"):
-                    for j, blk in enumerate(blocks):
-                        v.xor(blk, blk, Mem(128, base=inp, disp=16 * j), unaligned=True)
-                        v.store(Mem(128, base=out, disp=16 * j), blk, aligned=False)
+                self._xor_store(blocks, inp, out)
                 if not decrypt:
                     self.hash_blocks(x, out, n_blocks)
-                with b.phase("loop"):
-                    a.add(inp, Imm(16 * n_blocks))
-                    a.add(out, Imm(16 * n_blocks))
-                    a.sub(length, Imm(16 * n_blocks))
-                    a.jmp(top)
+                self._advance(inp, out, length, n_blocks)
+                if n_blocks == 1:
+                    with b.phase("loop"):
+                        a.jmp(again)
             b.bind(next_)
         with b.region(f"tail-{bits}"), b.phase("tail"):
             a.test(length, length)
             a.je(end)
-            blk = b.xmm()
-            v.shuffle_bytes(blk, c, bswap)
-            v.add_dwords(c, c, one)
+            (blk,) = self._counters(c, 1)
             self.aes([blk], bits)
             v.store(self.f("KEYSTREAM"), blk)
             short_move(b, length, src=inp, dst=out, xor=self.addr("KEYSTREAM"),
@@ -519,11 +593,12 @@ def build_init(k: GcmKernel) -> Function:
         h = g.zero_vec()
         g.aes_any_size(h)
         ht = g.hash.hash_key(h)
-        v.store(g.power(1), ht)
         p = ht
-        for i in range(2, ClmulHash.POWERS + 1):
-            p = g.hash.dot(p, ht)
+        for i in range(1, k.powers + 1):
+            if i > 1:
+                p = g.hash.dot(p, ht)
             v.store(g.power(i), p)
+            v.store(g.power(i, field="H_KARATSUBA"), g.hash.karatsuba_key(p))
     g.returns(0)
     g.returns(-1, fail)
     b.function.scrub_vectors = True
