@@ -257,3 +257,64 @@ def test_gcm_rejects_forgeries_and_bad_lengths(aead) -> None:
     assert ctx.guards_intact()
     aead.wipe(ctx.addr)
     assert ctx.raw.raw[ctx.off:ctx.off + ctx.size] == bytes(ctx.size)
+
+
+# --- stitching, preset choices, the CLI ---------------------------------------------------------
+def test_emit_stitched_keeps_each_stream_in_order_and_spreads_the_second() -> None:
+    from aesgen.dsl.builder import KernelBuilder
+    from aesgen.isa.table import load_table
+
+    b = KernelBuilder(load_table("x86_64"), "t")
+    x = [b.xmm() for _ in range(3)]
+    with b.capture() as first:
+        for _ in range(10):
+            b.emit("pxor", x[0], x[1])
+    with b.capture() as second:
+        for _ in range(5):
+            b.emit("por", x[2], x[2])
+    assert b.function.body == []
+    b.emit_stitched(first, second)
+    names = [ins.name for ins in b.function.body]
+    assert names.count("pxor") == 10 and names.count("por") == 5
+    gaps = [i for i, n in enumerate(names) if n == "por"]
+    assert gaps == [2, 5, 8, 11, 14], "the second stream is spread evenly, not bunched"
+    with pytest.raises(ValueError, match="straight-line"):
+        with b.capture():
+            b.bind(b.label("x"))
+
+
+def test_preset_gcm_multiply_is_validated(tmp_path) -> None:
+    from aesgen.paths import TARGETS
+    from aesgen.targets import TargetError, load_preset
+
+    text = (TARGETS / "znver3.toml").read_text().replace('multiply = "karatsuba"',
+                                                         'multiply = "fast"')
+    for name in ("x86_64_features.toml", "kernel_priority.toml"):
+        (tmp_path / name).write_text((TARGETS / name).read_text())
+    (tmp_path / "znver3.toml").write_text(text)
+    with pytest.raises(TargetError, match="schoolbook or karatsuba"):
+        load_preset(tmp_path / "znver3.toml")
+
+
+def test_generate_mode_gcm_only_and_bad_mode(aesgen_exe, tmp_path) -> None:
+    import subprocess
+
+    out = tmp_path / "gcm"
+    r = subprocess.run([str(aesgen_exe), "generate", "--cpu", "znver3", "--mode", "gcm",
+                        "--face", "none", "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["kernels"] == []
+    assert [a["name"] for a in manifest["aeads"]] == ["aesni-gcm-none", "vaes256-gcm-none"]
+    assert all(a["mode"] == "gcm" for a in manifest["aeads"])
+    r = subprocess.run(["gcc", "-c", "-Wall", "-Werror", "-o", str(tmp_path / "r.o"),
+                        str(out / "aesgen_registry.c")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([str(aesgen_exe), "generate", "--cpu", "znver3", "--mode", "xts",
+                        "-o", str(tmp_path / "bad")], capture_output=True, text=True)
+    assert r.returncode == 2 and "bad mode 'xts'" in r.stderr
+    assert not (tmp_path / "bad").exists()
+    r = subprocess.run([str(aesgen_exe), "generate", "--cpu", "no-aesni", "--mode", "gcm",
+                        "-o", str(tmp_path / "none")], capture_output=True, text=True)
+    assert r.returncode == 2 and "no kernel for mode(s) gcm" in r.stderr
+    assert not (tmp_path / "none").exists()

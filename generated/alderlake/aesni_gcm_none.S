@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX
- *   Context: 512 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 640 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_none_init   requires AESNI, PCLMULQDQ, AVX
@@ -42,7 +42,7 @@ aesgen_aesni_gcm_none_init:
 .Laesgen_aesni_gcm_none_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$8, %rcx
+	movq	$10, %rcx
 .Laesgen_aesni_gcm_none_init_zero:
 	vmovdqa	%xmm0, (%rax)
 	vmovdqa	%xmm0, 16(%rax)
@@ -766,7 +766,10 @@ aesgen_aesni_gcm_none_init:
 	vpor	%xmm1, %xmm0, %xmm0
 	vpand	.Laesgen_aesni_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 256(%rdi)
+	vmovdqa	%xmm0, 368(%rdi)
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vmovdqa	%xmm1, 496(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -783,7 +786,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 272(%rdi)
+	vmovdqa	%xmm1, 352(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 480(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -800,7 +806,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 288(%rdi)
+	vmovdqa	%xmm2, 336(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 464(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -817,7 +826,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqa	%xmm1, 304(%rdi)
+	vmovdqa	%xmm1, 320(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 448(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -834,7 +846,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 320(%rdi)
+	vmovdqa	%xmm2, 304(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 432(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -851,7 +866,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqa	%xmm1, 336(%rdi)
+	vmovdqa	%xmm1, 288(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 416(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -868,7 +886,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 352(%rdi)
+	vmovdqa	%xmm2, 272(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 400(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -885,7 +906,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqa	%xmm1, 368(%rdi)
+	vmovdqa	%xmm1, 256(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -932,33 +956,33 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	vmovdqa	464(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %r10
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r10
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rdi,%r10,1), %rbp
+	leaq	560(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no8
@@ -993,13 +1017,13 @@ aesgen_aesni_gcm_none_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1013,7 +1037,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_whole:
 .Laesgen_aesni_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1021,81 +1045,81 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	16(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	32(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	48(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	64(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	80(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	96(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	112(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpsrldq	$8, %xmm3, %xmm1
@@ -1117,10 +1141,10 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1139,7 +1163,7 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_absorbed
-	leaq	432(%rdi), %r10
+	leaq	560(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
@@ -1169,18 +1193,18 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_seal_no1_2:
 .Laesgen_aesni_gcm_none_seal_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1194,14 +1218,14 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -1216,12 +1240,12 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_seal_aes128
@@ -1312,17 +1336,17 @@ aesgen_aesni_gcm_none_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes_done:
-	vmovdqa	%xmm0, 384(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%r8, 480(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%r8, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	432(%rdi,%rax,1), %r10
+	leaq	560(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_3
@@ -1357,13 +1381,13 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1377,7 +1401,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_whole_2:
 .Laesgen_aesni_gcm_none_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1385,81 +1409,81 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	16(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	32(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	48(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	64(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	80(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	96(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	112(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpsrldq	$8, %xmm3, %xmm1
@@ -1481,10 +1505,10 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1503,7 +1527,7 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	leaq	432(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1533,22 +1557,22 @@ aesgen_aesni_gcm_none_seal:
 	movb	%dl, (%rax)
 .Laesgen_aesni_gcm_none_seal_no1_4:
 .Laesgen_aesni_gcm_none_seal_absorbed_2:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1562,14 +1586,14 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_2:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_seal_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
-	addq	%rax, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
+	addq	%rax, 616(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_bulk
 	movq	$16, %rsi
@@ -1578,8 +1602,8 @@ aesgen_aesni_gcm_none_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rdx,1), %r11
-	leaq	432(%rdi,%rdx,1), %rbx
+	leaq	576(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_seal_no8_5
 	movq	(%r8), %rbp
@@ -1630,13 +1654,13 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1650,7 +1674,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1658,26 +1682,25 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_none_seal_data192
 .Laesgen_aesni_gcm_none_seal_data256:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_seal_top8_256:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next8_256
+	jb	.Laesgen_aesni_gcm_none_seal_small256
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -1829,84 +1852,352 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%r9), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+.Laesgen_aesni_gcm_none_seal_top256:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_drain256
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm10
+	vmovdqa	128(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	160(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%r9), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%r9), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%r9), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%r9), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_top256
+.Laesgen_aesni_gcm_none_seal_drain256:
+	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
+	vmovdqu	-112(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpsrldq	$8, %xmm4, %xmm2
@@ -1918,16 +2209,159 @@ aesgen_aesni_gcm_none_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top8_256
-.Laesgen_aesni_gcm_none_seal_next8_256:
-.Laesgen_aesni_gcm_none_seal_top1_256:
+.Laesgen_aesni_gcm_none_seal_small256:
+.Laesgen_aesni_gcm_none_seal_again4_256:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_next4_256
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_none_seal_next4_256:
+.Laesgen_aesni_gcm_none_seal_again1_256:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_next1_256
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -1963,10 +2397,10 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -1982,12 +2416,12 @@ aesgen_aesni_gcm_none_seal:
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top1_256
+	jmp	.Laesgen_aesni_gcm_none_seal_again1_256
 .Laesgen_aesni_gcm_none_seal_next1_256:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_end256
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -2018,9 +2452,9 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_6
 	movq	(%r9), %r8
@@ -2066,29 +2500,28 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_6:
 .Laesgen_aesni_gcm_none_seal_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_data128:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_seal_top8_128:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next8_128
+	jb	.Laesgen_aesni_gcm_none_seal_small128
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -2204,84 +2637,316 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%r9), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+.Laesgen_aesni_gcm_none_seal_top128:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_drain128
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm10, %xmm10
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqu	-96(%rcx), %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	32(%rdi), %xmm0
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%r9), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%r9), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%r9), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%r9), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_top128
+.Laesgen_aesni_gcm_none_seal_drain128:
+	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
+	vmovdqu	-112(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpsrldq	$8, %xmm4, %xmm2
@@ -2293,16 +2958,139 @@ aesgen_aesni_gcm_none_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top8_128
-.Laesgen_aesni_gcm_none_seal_next8_128:
-.Laesgen_aesni_gcm_none_seal_top1_128:
+.Laesgen_aesni_gcm_none_seal_small128:
+.Laesgen_aesni_gcm_none_seal_again4_128:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_next4_128
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_none_seal_next4_128:
+.Laesgen_aesni_gcm_none_seal_again1_128:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_next1_128
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -2330,10 +3118,10 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -2349,12 +3137,12 @@ aesgen_aesni_gcm_none_seal:
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top1_128
+	jmp	.Laesgen_aesni_gcm_none_seal_again1_128
 .Laesgen_aesni_gcm_none_seal_next1_128:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_end128
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -2377,9 +3165,9 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_7
 	movq	(%r9), %r8
@@ -2425,29 +3213,28 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_7:
 .Laesgen_aesni_gcm_none_seal_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_data192:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_seal_top8_192:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next8_192
+	jb	.Laesgen_aesni_gcm_none_seal_small192
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -2581,84 +3368,334 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%r9), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+.Laesgen_aesni_gcm_none_seal_top192:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_drain192
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	-80(%rcx), %xmm13
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	-32(%rcx), %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%r9), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%r9), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%r9), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%r9), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_top192
+.Laesgen_aesni_gcm_none_seal_drain192:
+	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
+	vmovdqu	-112(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpsrldq	$8, %xmm4, %xmm2
@@ -2670,16 +3707,149 @@ aesgen_aesni_gcm_none_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top8_192
-.Laesgen_aesni_gcm_none_seal_next8_192:
-.Laesgen_aesni_gcm_none_seal_top1_192:
+.Laesgen_aesni_gcm_none_seal_small192:
+.Laesgen_aesni_gcm_none_seal_again4_192:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_next4_192
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_none_seal_next4_192:
+.Laesgen_aesni_gcm_none_seal_again1_192:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_next1_192
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -2711,10 +3881,10 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -2730,12 +3900,12 @@ aesgen_aesni_gcm_none_seal:
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top1_192
+	jmp	.Laesgen_aesni_gcm_none_seal_again1_192
 .Laesgen_aesni_gcm_none_seal_next1_192:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_end192
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -2762,9 +3932,9 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_8
 	movq	(%r9), %r8
@@ -2810,25 +3980,25 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_8:
 .Laesgen_aesni_gcm_none_seal_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data_2
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_3
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2842,22 +4012,22 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_3:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_seal_in_data_2:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_4
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2871,18 +4041,18 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_seal_flushed_4:
-	movq	480(%rdi), %rdx
+	movq	608(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	488(%rdi), %rsi
+	movq	616(%rdi), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -2896,9 +4066,9 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
-	leaq	464(%rdi), %rdx
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -2960,6 +4130,9 @@ aesgen_aesni_gcm_none_seal:
 	.p2align	4
 .Laesgen_aesni_gcm_none_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_seal_step1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -2992,33 +4165,33 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rdi)
+	movq	%rdx, 592(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	vmovdqa	464(%rdi), %xmm0
+	movl	%edx, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %r11
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r11
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_aesni_gcm_none_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	432(%rdi,%r11,1), %r12
+	leaq	560(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_aesni_gcm_none_open_no8
@@ -3053,13 +4226,13 @@ aesgen_aesni_gcm_none_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_aesni_gcm_none_open_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3073,7 +4246,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_whole:
 .Laesgen_aesni_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -3081,81 +4254,81 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	16(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	32(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	48(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	64(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	80(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	96(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	112(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpsrldq	$8, %xmm3, %xmm1
@@ -3177,10 +4350,10 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3199,7 +4372,7 @@ aesgen_aesni_gcm_none_open:
 .Laesgen_aesni_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_open_absorbed
-	leaq	432(%rdi), %r11
+	leaq	560(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no8_2
 	movq	(%rsi), %rbx
@@ -3229,18 +4402,18 @@ aesgen_aesni_gcm_none_open:
 	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_none_open_no1_2:
 .Laesgen_aesni_gcm_none_open_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3254,14 +4427,14 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed:
 	vmovq	%r10, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -3276,12 +4449,12 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_open_aes128
@@ -3372,17 +4545,17 @@ aesgen_aesni_gcm_none_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes_done:
-	vmovdqa	%xmm0, 384(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
-	addq	%r8, 480(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
+	addq	%r8, 608(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	432(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no8_3
@@ -3417,13 +4590,13 @@ aesgen_aesni_gcm_none_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_absorbed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3437,7 +4610,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_whole_2:
 .Laesgen_aesni_gcm_none_open_hash8_2:
 	cmpq	$128, %r8
@@ -3445,81 +4618,81 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	16(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	32(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	48(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	64(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	80(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	96(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	112(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpsrldq	$8, %xmm3, %xmm1
@@ -3541,10 +4714,10 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3563,7 +4736,7 @@ aesgen_aesni_gcm_none_open:
 .Laesgen_aesni_gcm_none_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_none_open_absorbed_2
-	leaq	432(%rdi), %rdx
+	leaq	560(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_open_no8_4
 	movq	(%rcx), %rsi
@@ -3593,22 +4766,22 @@ aesgen_aesni_gcm_none_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_4:
 .Laesgen_aesni_gcm_none_open_absorbed_2:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_open_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3622,14 +4795,14 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed_2:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_open_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rsi
-	addq	%rcx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
+	addq	%rcx, 616(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_bulk
 	movq	$16, %r8
@@ -3638,8 +4811,8 @@ aesgen_aesni_gcm_none_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	448(%rdi,%rsi,1), %rbx
-	leaq	432(%rdi,%rsi,1), %rbp
+	leaq	576(%rdi,%rsi,1), %rbx
+	leaq	560(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_open_no8_5
 	movq	(%r10), %r12
@@ -3690,13 +4863,13 @@ aesgen_aesni_gcm_none_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_aesni_gcm_none_open_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3710,7 +4883,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -3718,250 +4891,253 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$192, %esi
 	je	.Laesgen_aesni_gcm_none_open_data192
 .Laesgen_aesni_gcm_none_open_data256:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_open_top8_256:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next8_256
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_open_small256
+.Laesgen_aesni_gcm_none_open_top256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_drain256
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%r9), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	208(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	224(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%r9), %xmm13
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	32(%r9), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	48(%r9), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	64(%r9), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	80(%r9), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm10
+	vmovdqa	128(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	96(%r9), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	160(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vmovdqu	112(%r9), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -3981,18 +5157,49 @@ aesgen_aesni_gcm_none_open:
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top8_256
-.Laesgen_aesni_gcm_none_open_next8_256:
-.Laesgen_aesni_gcm_none_open_top1_256:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_256
+	jmp	.Laesgen_aesni_gcm_none_open_top256
+.Laesgen_aesni_gcm_none_open_drain256:
+.Laesgen_aesni_gcm_none_open_small256:
+.Laesgen_aesni_gcm_none_open_again4_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next4_256
 	vmovdqu	(%r9), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -4006,7 +5213,124 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rdx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rdx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rdx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rdx)
+	addq	$64, %r9
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_none_open_next4_256:
+.Laesgen_aesni_gcm_none_open_again1_256:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next1_256
+	vmovdqu	(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4042,12 +5366,12 @@ aesgen_aesni_gcm_none_open:
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top1_256
+	jmp	.Laesgen_aesni_gcm_none_open_again1_256
 .Laesgen_aesni_gcm_none_open_next1_256:
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_none_open_end256
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4078,9 +5402,9 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_6
 	movq	(%r9), %r10
@@ -4126,217 +5450,220 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_6:
 .Laesgen_aesni_gcm_none_open_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_data128:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_open_top8_128:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next8_128
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_open_small128
+.Laesgen_aesni_gcm_none_open_top128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_drain128
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%r9), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%r9), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm10, %xmm10
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqu	32(%r9), %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	32(%rdi), %xmm0
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	48(%r9), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	64(%r9), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	80(%r9), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	96(%r9), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vmovdqu	112(%r9), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -4356,18 +5683,49 @@ aesgen_aesni_gcm_none_open:
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top8_128
-.Laesgen_aesni_gcm_none_open_next8_128:
-.Laesgen_aesni_gcm_none_open_top1_128:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_128
+	jmp	.Laesgen_aesni_gcm_none_open_top128
+.Laesgen_aesni_gcm_none_open_drain128:
+.Laesgen_aesni_gcm_none_open_small128:
+.Laesgen_aesni_gcm_none_open_again4_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next4_128
 	vmovdqu	(%r9), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -4381,7 +5739,104 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rdx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rdx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rdx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rdx)
+	addq	$64, %r9
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_none_open_next4_128:
+.Laesgen_aesni_gcm_none_open_again1_128:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next1_128
+	vmovdqu	(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4409,12 +5864,12 @@ aesgen_aesni_gcm_none_open:
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top1_128
+	jmp	.Laesgen_aesni_gcm_none_open_again1_128
 .Laesgen_aesni_gcm_none_open_next1_128:
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_none_open_end128
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4437,9 +5892,9 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_7
 	movq	(%r9), %r10
@@ -4485,235 +5940,238 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_7:
 .Laesgen_aesni_gcm_none_open_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_data192:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_open_top8_192:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next8_192
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_open_small192
+.Laesgen_aesni_gcm_none_open_top192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_drain192
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%r9), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%r9), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	32(%r9), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	48(%r9), %xmm13
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	64(%r9), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	80(%r9), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	96(%r9), %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	112(%r9), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -4733,18 +6191,49 @@ aesgen_aesni_gcm_none_open:
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top8_192
-.Laesgen_aesni_gcm_none_open_next8_192:
-.Laesgen_aesni_gcm_none_open_top1_192:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_192
+	jmp	.Laesgen_aesni_gcm_none_open_top192
+.Laesgen_aesni_gcm_none_open_drain192:
+.Laesgen_aesni_gcm_none_open_small192:
+.Laesgen_aesni_gcm_none_open_again4_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next4_192
 	vmovdqu	(%r9), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -4758,7 +6247,114 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rdx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rdx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rdx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rdx)
+	addq	$64, %r9
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_none_open_next4_192:
+.Laesgen_aesni_gcm_none_open_again1_192:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next1_192
+	vmovdqu	(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4790,12 +6386,12 @@ aesgen_aesni_gcm_none_open:
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top1_192
+	jmp	.Laesgen_aesni_gcm_none_open_again1_192
 .Laesgen_aesni_gcm_none_open_next1_192:
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_none_open_end192
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4822,9 +6418,9 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_8
 	movq	(%r9), %r10
@@ -4870,25 +6466,25 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_8:
 .Laesgen_aesni_gcm_none_open_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_open_in_data_2
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_3
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4902,22 +6498,22 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed_3:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_open_in_data_2:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_4
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4931,18 +6527,18 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_open_flushed_4:
-	movq	480(%rdi), %rsi
+	movq	608(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	488(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rsi, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -4956,10 +6552,10 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rsi, %rsi
-	leaq	464(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -5073,6 +6669,9 @@ aesgen_aesni_gcm_none_open:
 	.p2align	4
 .Laesgen_aesni_gcm_none_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_open_step1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -5089,33 +6688,33 @@ aesgen_aesni_gcm_none_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_start_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	vmovdqa	464(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	432(%rdi,%rcx,1), %r10
+	leaq	560(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_start_no8
@@ -5150,13 +6749,13 @@ aesgen_aesni_gcm_none_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_none_start_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5170,7 +6769,7 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_start_whole:
 .Laesgen_aesni_gcm_none_start_hash8:
 	cmpq	$128, %rdx
@@ -5178,81 +6777,81 @@ aesgen_aesni_gcm_none_start:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	16(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	32(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	48(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	64(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	80(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	96(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	112(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpsrldq	$8, %xmm3, %xmm1
@@ -5274,10 +6873,10 @@ aesgen_aesni_gcm_none_start:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5296,7 +6895,7 @@ aesgen_aesni_gcm_none_start:
 .Laesgen_aesni_gcm_none_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_start_absorbed
-	leaq	432(%rdi), %rcx
+	leaq	560(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_start_no8_2
 	movq	(%rsi), %r8
@@ -5326,18 +6925,18 @@ aesgen_aesni_gcm_none_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_none_start_no1_2:
 .Laesgen_aesni_gcm_none_start_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5351,14 +6950,14 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -5373,12 +6972,12 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_start_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_start_aes128
@@ -5469,7 +7068,7 @@ aesgen_aesni_gcm_none_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_aes_done
 .Laesgen_aesni_gcm_none_start_aes_done:
-	vmovdqa	%xmm0, 384(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -5499,22 +7098,22 @@ aesgen_aesni_gcm_none_start:
 	.p2align	5
 aesgen_aesni_gcm_none_aad:
 	endbr64
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	480(%rdi), %rax
+	subq	608(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_aad_refuse
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%rdx, 480(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%rdx, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	432(%rdi,%rax,1), %r9
+	leaq	560(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_aad_no8
@@ -5549,13 +7148,13 @@ aesgen_aesni_gcm_none_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_aad_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5569,7 +7168,7 @@ aesgen_aesni_gcm_none_aad:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_aad_whole:
 .Laesgen_aesni_gcm_none_aad_hash8:
 	cmpq	$128, %rdx
@@ -5577,81 +7176,81 @@ aesgen_aesni_gcm_none_aad:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	16(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	32(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	48(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	64(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	80(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	96(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	112(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpsrldq	$8, %xmm3, %xmm1
@@ -5673,10 +7272,10 @@ aesgen_aesni_gcm_none_aad:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5695,7 +7294,7 @@ aesgen_aesni_gcm_none_aad:
 .Laesgen_aesni_gcm_none_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_absorbed
-	leaq	432(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_no8_2
 	movq	(%rsi), %rcx
@@ -5725,7 +7324,7 @@ aesgen_aesni_gcm_none_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_none_aad_no1_2:
 .Laesgen_aesni_gcm_none_aad_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -5755,22 +7354,22 @@ aesgen_aesni_gcm_none_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_encrypt_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_encrypt_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5784,14 +7383,14 @@ aesgen_aesni_gcm_none_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_bulk
 	movq	$16, %r8
@@ -5800,8 +7399,8 @@ aesgen_aesni_gcm_none_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_encrypt_no8
 	movq	(%r9), %rbp
@@ -5852,13 +7451,13 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_encrypt_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5872,7 +7471,7 @@ aesgen_aesni_gcm_none_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -5880,26 +7479,25 @@ aesgen_aesni_gcm_none_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_encrypt_data192
 .Laesgen_aesni_gcm_none_encrypt_data256:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_encrypt_top8_256:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next8_256
+	jb	.Laesgen_aesni_gcm_none_encrypt_small256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6051,84 +7649,352 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%rsi), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+.Laesgen_aesni_gcm_none_encrypt_top256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_drain256
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm10
+	vmovdqa	128(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	160(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_top256
+.Laesgen_aesni_gcm_none_encrypt_drain256:
+	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
+	vmovdqu	-112(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpsrldq	$8, %xmm4, %xmm2
@@ -6140,16 +8006,159 @@ aesgen_aesni_gcm_none_encrypt:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top8_256
-.Laesgen_aesni_gcm_none_encrypt_next8_256:
-.Laesgen_aesni_gcm_none_encrypt_top1_256:
+.Laesgen_aesni_gcm_none_encrypt_small256:
+.Laesgen_aesni_gcm_none_encrypt_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_next4_256
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_next4_256:
+.Laesgen_aesni_gcm_none_encrypt_again1_256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_next1_256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6185,10 +8194,10 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -6204,12 +8213,12 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top1_256
+	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_256
 .Laesgen_aesni_gcm_none_encrypt_next1_256:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_end256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6240,9 +8249,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -6288,29 +8297,28 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_2:
 .Laesgen_aesni_gcm_none_encrypt_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_data128:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_encrypt_top8_128:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next8_128
+	jb	.Laesgen_aesni_gcm_none_encrypt_small128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6426,84 +8434,316 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%rsi), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+.Laesgen_aesni_gcm_none_encrypt_top128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_drain128
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm10, %xmm10
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqu	-96(%rcx), %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	32(%rdi), %xmm0
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_top128
+.Laesgen_aesni_gcm_none_encrypt_drain128:
+	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
+	vmovdqu	-112(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpsrldq	$8, %xmm4, %xmm2
@@ -6515,16 +8755,139 @@ aesgen_aesni_gcm_none_encrypt:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top8_128
-.Laesgen_aesni_gcm_none_encrypt_next8_128:
-.Laesgen_aesni_gcm_none_encrypt_top1_128:
+.Laesgen_aesni_gcm_none_encrypt_small128:
+.Laesgen_aesni_gcm_none_encrypt_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_next4_128
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_next4_128:
+.Laesgen_aesni_gcm_none_encrypt_again1_128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_next1_128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6552,10 +8915,10 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -6571,12 +8934,12 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top1_128
+	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_128
 .Laesgen_aesni_gcm_none_encrypt_next1_128:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_end128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6599,9 +8962,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -6647,29 +9010,28 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_3:
 .Laesgen_aesni_gcm_none_encrypt_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_data192:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_encrypt_top8_192:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next8_192
+	jb	.Laesgen_aesni_gcm_none_encrypt_small192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6803,84 +9165,334 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%rsi), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+.Laesgen_aesni_gcm_none_encrypt_top192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_drain192
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	-80(%rcx), %xmm13
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	-32(%rcx), %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_top192
+.Laesgen_aesni_gcm_none_encrypt_drain192:
+	vmovdqu	-128(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
+	vmovdqu	-112(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpsrldq	$8, %xmm4, %xmm2
@@ -6892,16 +9504,149 @@ aesgen_aesni_gcm_none_encrypt:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top8_192
-.Laesgen_aesni_gcm_none_encrypt_next8_192:
-.Laesgen_aesni_gcm_none_encrypt_top1_192:
+.Laesgen_aesni_gcm_none_encrypt_small192:
+.Laesgen_aesni_gcm_none_encrypt_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_next4_192
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_next4_192:
+.Laesgen_aesni_gcm_none_encrypt_again1_192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_next1_192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6933,10 +9678,10 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -6952,12 +9697,12 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top1_192
+	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_192
 .Laesgen_aesni_gcm_none_encrypt_next1_192:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_end192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6984,9 +9729,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -7032,10 +9777,10 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_4:
 .Laesgen_aesni_gcm_none_encrypt_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -7056,7 +9801,7 @@ aesgen_aesni_gcm_none_encrypt:
 .Laesgen_aesni_gcm_none_encrypt_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_one:
+.Laesgen_aesni_gcm_none_encrypt_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -7072,22 +9817,22 @@ aesgen_aesni_gcm_none_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_decrypt_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_decrypt_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -7101,14 +9846,14 @@ aesgen_aesni_gcm_none_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_bulk
 	movq	$16, %r8
@@ -7117,8 +9862,8 @@ aesgen_aesni_gcm_none_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_decrypt_no8
 	movq	(%r9), %rbp
@@ -7169,13 +9914,13 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_decrypt_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -7189,7 +9934,7 @@ aesgen_aesni_gcm_none_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -7197,250 +9942,253 @@ aesgen_aesni_gcm_none_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_decrypt_data192
 .Laesgen_aesni_gcm_none_decrypt_data256:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_decrypt_top8_256:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next8_256
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_decrypt_small256
+.Laesgen_aesni_gcm_none_decrypt_top256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_drain256
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	208(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	224(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%rsi), %xmm13
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	32(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm10
+	vmovdqa	128(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	96(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	160(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -7460,18 +10208,49 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top8_256
-.Laesgen_aesni_gcm_none_decrypt_next8_256:
-.Laesgen_aesni_gcm_none_decrypt_top1_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_256
+	jmp	.Laesgen_aesni_gcm_none_decrypt_top256
+.Laesgen_aesni_gcm_none_decrypt_drain256:
+.Laesgen_aesni_gcm_none_decrypt_small256:
+.Laesgen_aesni_gcm_none_decrypt_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next4_256
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -7485,7 +10264,124 @@ aesgen_aesni_gcm_none_decrypt:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_next4_256:
+.Laesgen_aesni_gcm_none_decrypt_again1_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next1_256
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7521,12 +10417,12 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top1_256
+	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_256
 .Laesgen_aesni_gcm_none_decrypt_next1_256:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_end256
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7557,9 +10453,9 @@ aesgen_aesni_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -7605,217 +10501,220 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_2:
 .Laesgen_aesni_gcm_none_decrypt_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_data128:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_decrypt_top8_128:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next8_128
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_decrypt_small128
+.Laesgen_aesni_gcm_none_decrypt_top128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_drain128
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%rsi), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm10, %xmm10
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqu	32(%rsi), %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	32(%rdi), %xmm0
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	96(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -7835,18 +10734,49 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top8_128
-.Laesgen_aesni_gcm_none_decrypt_next8_128:
-.Laesgen_aesni_gcm_none_decrypt_top1_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_128
+	jmp	.Laesgen_aesni_gcm_none_decrypt_top128
+.Laesgen_aesni_gcm_none_decrypt_drain128:
+.Laesgen_aesni_gcm_none_decrypt_small128:
+.Laesgen_aesni_gcm_none_decrypt_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next4_128
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -7860,7 +10790,104 @@ aesgen_aesni_gcm_none_decrypt:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_next4_128:
+.Laesgen_aesni_gcm_none_decrypt_again1_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next1_128
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7888,12 +10915,12 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top1_128
+	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_128
 .Laesgen_aesni_gcm_none_decrypt_next1_128:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_end128
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7916,9 +10943,9 @@ aesgen_aesni_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -7964,235 +10991,238 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_3:
 .Laesgen_aesni_gcm_none_decrypt_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_data192:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_decrypt_top8_192:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next8_192
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_decrypt_small192
+.Laesgen_aesni_gcm_none_decrypt_top192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_drain192
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%rsi), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	32(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	48(%rsi), %xmm13
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	96(%rsi), %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -8212,18 +11242,49 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top8_192
-.Laesgen_aesni_gcm_none_decrypt_next8_192:
-.Laesgen_aesni_gcm_none_decrypt_top1_192:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_192
+	jmp	.Laesgen_aesni_gcm_none_decrypt_top192
+.Laesgen_aesni_gcm_none_decrypt_drain192:
+.Laesgen_aesni_gcm_none_decrypt_small192:
+.Laesgen_aesni_gcm_none_decrypt_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next4_192
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
@@ -8237,7 +11298,114 @@ aesgen_aesni_gcm_none_decrypt:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_next4_192:
+.Laesgen_aesni_gcm_none_decrypt_again1_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next1_192
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8269,12 +11437,12 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top1_192
+	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_192
 .Laesgen_aesni_gcm_none_decrypt_next1_192:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_end192
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8301,9 +11469,9 @@ aesgen_aesni_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -8349,10 +11517,10 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_4:
 .Laesgen_aesni_gcm_none_decrypt_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -8373,7 +11541,7 @@ aesgen_aesni_gcm_none_decrypt:
 .Laesgen_aesni_gcm_none_decrypt_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_one:
+.Laesgen_aesni_gcm_none_decrypt_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -8390,19 +11558,19 @@ aesgen_aesni_gcm_none_finish_seal:
 	jb	.Laesgen_aesni_gcm_none_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_seal_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_seal_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -8416,22 +11584,22 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -8445,18 +11613,18 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_finish_seal_flushed_2:
-	movq	480(%rdi), %rax
+	movq	608(%rdi), %rax
 	shlq	$3, %rax
-	movq	488(%rdi), %rcx
+	movq	616(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -8470,9 +11638,9 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
-	leaq	464(%rdi), %rax
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_seal_no16
 	movq	(%rax), %rcx
@@ -8539,19 +11707,19 @@ aesgen_aesni_gcm_none_finish_open:
 	jb	.Laesgen_aesni_gcm_none_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_open_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_open_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -8565,22 +11733,22 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -8594,18 +11762,18 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_finish_open_flushed_2:
-	movq	480(%rdi), %rcx
+	movq	608(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	488(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -8619,10 +11787,10 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rcx, %rcx
-	leaq	464(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -8685,7 +11853,7 @@ aesgen_aesni_gcm_none_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 512 bytes of the context.
+# wipe(ctx): zero all 640 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_aesni_gcm_none_wipe
@@ -8694,7 +11862,7 @@ aesgen_aesni_gcm_none_finish_open:
 aesgen_aesni_gcm_none_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$8, %rax
+	movq	$10, %rax
 .Laesgen_aesni_gcm_none_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
- *   Context: 512 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 640 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_none_init   requires SSE2, SSSE3, AESNI, PCLMULQDQ
@@ -42,7 +42,7 @@ aesgen_aesni_gcm_none_init:
 .Laesgen_aesni_gcm_none_init_accepted:
 	pxor	%xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$8, %rcx
+	movq	$10, %rcx
 .Laesgen_aesni_gcm_none_init_zero:
 	movdqa	%xmm0, (%rax)
 	movdqa	%xmm0, 16(%rax)
@@ -767,7 +767,10 @@ aesgen_aesni_gcm_none_init:
 	por	%xmm1, %xmm0
 	pand	.Laesgen_aesni_gcm_none_init_ghash_poly(%rip), %xmm2
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 256(%rdi)
+	movdqa	%xmm0, 368(%rdi)
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, 496(%rdi)
 	movdqa	%xmm0, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -792,7 +795,10 @@ aesgen_aesni_gcm_none_init:
 	pshufd	$78, %xmm1, %xmm1
 	pxor	%xmm3, %xmm1
 	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, 272(%rdi)
+	movdqa	%xmm1, 352(%rdi)
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, 480(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -816,7 +822,10 @@ aesgen_aesni_gcm_none_init:
 	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 288(%rdi)
+	movdqa	%xmm2, 336(%rdi)
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, 464(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -840,7 +849,10 @@ aesgen_aesni_gcm_none_init:
 	pshufd	$78, %xmm1, %xmm1
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
-	movdqa	%xmm1, 304(%rdi)
+	movdqa	%xmm1, 320(%rdi)
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, 448(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -864,7 +876,10 @@ aesgen_aesni_gcm_none_init:
 	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 320(%rdi)
+	movdqa	%xmm2, 304(%rdi)
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, 432(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -888,7 +903,10 @@ aesgen_aesni_gcm_none_init:
 	pshufd	$78, %xmm1, %xmm1
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
-	movdqa	%xmm1, 336(%rdi)
+	movdqa	%xmm1, 288(%rdi)
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, 416(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -912,7 +930,10 @@ aesgen_aesni_gcm_none_init:
 	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 352(%rdi)
+	movdqa	%xmm2, 272(%rdi)
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, 400(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -936,7 +957,10 @@ aesgen_aesni_gcm_none_init:
 	pshufd	$78, %xmm1, %xmm1
 	pxor	%xmm0, %xmm1
 	pxor	%xmm3, %xmm1
-	movdqa	%xmm1, 368(%rdi)
+	movdqa	%xmm1, 256(%rdi)
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -991,33 +1015,33 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_seal_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	movdqa	464(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	movdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %r10
-	addq	%rdx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r10
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rdi,%r10,1), %rbp
+	leaq	560(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no8
@@ -1052,16 +1076,16 @@ aesgen_aesni_gcm_none_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1079,7 +1103,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_whole:
 .Laesgen_aesni_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1088,104 +1112,104 @@ aesgen_aesni_gcm_none_seal:
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm3
+	pclmulqdq	$16, 256(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	16(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 352(%rdi), %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 272(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	32(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 336(%rdi), %xmm6
-	pclmulqdq	$16, 336(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 288(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	48(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 320(%rdi), %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 304(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	64(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 304(%rdi), %xmm6
-	pclmulqdq	$16, 304(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 320(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	80(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 288(%rdi), %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 336(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	96(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 272(%rdi), %xmm6
-	pclmulqdq	$16, 272(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 352(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	112(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 256(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 256(%rdi), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
 	pxor	%xmm1, %xmm0
@@ -1212,12 +1236,12 @@ aesgen_aesni_gcm_none_seal:
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1240,7 +1264,7 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_absorbed
-	leaq	432(%rdi), %r10
+	leaq	560(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
@@ -1270,21 +1294,21 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_seal_no1_2:
 .Laesgen_aesni_gcm_none_seal_absorbed:
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	movdqa	%xmm0, 544(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1302,17 +1326,17 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed:
 	movq	%rax, %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm1
+	pclmulqdq	$0, 368(%rdi), %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm0
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, %xmm0
 	pslldq	$8, %xmm0
@@ -1332,13 +1356,13 @@ aesgen_aesni_gcm_none_seal:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	movdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_none_seal_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_seal_aes128
@@ -1429,17 +1453,17 @@ aesgen_aesni_gcm_none_seal:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes_done:
-	movdqa	%xmm0, 384(%rdi)
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%r8, 480(%rdi)
+	movdqa	%xmm0, 512(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%r8, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	432(%rdi,%rax,1), %r10
+	leaq	560(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_3
@@ -1474,16 +1498,16 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1501,7 +1525,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_whole_2:
 .Laesgen_aesni_gcm_none_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1510,104 +1534,104 @@ aesgen_aesni_gcm_none_seal:
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm3
+	pclmulqdq	$16, 256(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	16(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 352(%rdi), %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 272(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	32(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 336(%rdi), %xmm6
-	pclmulqdq	$16, 336(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 288(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	48(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 320(%rdi), %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 304(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	64(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 304(%rdi), %xmm6
-	pclmulqdq	$16, 304(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 320(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	80(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 288(%rdi), %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 336(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	96(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 272(%rdi), %xmm6
-	pclmulqdq	$16, 272(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 352(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	112(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 256(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 256(%rdi), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
 	pxor	%xmm1, %xmm0
@@ -1634,12 +1658,12 @@ aesgen_aesni_gcm_none_seal:
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1662,7 +1686,7 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	leaq	432(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1692,25 +1716,25 @@ aesgen_aesni_gcm_none_seal:
 	movb	%dl, (%rax)
 .Laesgen_aesni_gcm_none_seal_no1_4:
 .Laesgen_aesni_gcm_none_seal_absorbed_2:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1728,14 +1752,14 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_2:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_seal_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
-	addq	%rax, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
+	addq	%rax, 616(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_bulk
 	movq	$16, %rsi
@@ -1744,8 +1768,8 @@ aesgen_aesni_gcm_none_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rdx,1), %r11
-	leaq	432(%rdi,%rdx,1), %rbx
+	leaq	576(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_seal_no8_5
 	movq	(%r8), %rbp
@@ -1796,16 +1820,16 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_saved
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1823,7 +1847,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1831,34 +1855,33 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_none_seal_data192
 .Laesgen_aesni_gcm_none_seal_data256:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_seal_top8_256:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next8_256
+	jb	.Laesgen_aesni_gcm_none_seal_small256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -2018,108 +2041,421 @@ aesgen_aesni_gcm_none_seal:
 	movdqu	112(%r9), %xmm2
 	pxor	%xmm2, %xmm9
 	movdqu	%xmm9, 112(%rcx)
-	movdqu	(%rcx), %xmm2
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+.Laesgen_aesni_gcm_none_seal_top256:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_drain256
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqu	-128(%rcx), %xmm7
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm7, %xmm10
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
+	movdqa	%xmm7, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
+	movdqa	%xmm7, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm1, %xmm6
+	movdqa	%xmm7, %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
+	pclmulqdq	$16, 256(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm7
+	pxor	%xmm0, %xmm12
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
+	movdqu	-112(%rcx), %xmm13
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	movdqa	%xmm1, %xmm8
+	movdqa	%xmm13, %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
+	movdqa	%xmm1, %xmm9
+	pxor	%xmm0, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
+	movdqa	%xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pclmulqdq	$17, 272(%rdi), %xmm14
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm11
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm7
+	pxor	%xmm0, %xmm8
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	16(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqu	-96(%rcx), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	32(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	48(%rdi), %xmm0
+	movdqu	-80(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	80(%rdi), %xmm0
+	movdqu	-64(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	96(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	112(%rdi), %xmm0
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	128(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	-32(%rcx), %xmm13
+	movdqa	144(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	-16(%rcx), %xmm13
+	movdqa	176(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	192(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm12, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	224(%rdi), %xmm0
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm2
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm5
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%r9), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%r9), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%r9), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%r9), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%r9), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_top256
+.Laesgen_aesni_gcm_none_seal_drain256:
+	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
+	pclmulqdq	$1, 256(%rdi), %xmm4
+	pclmulqdq	$16, 256(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%rcx), %xmm2
+	movdqu	-112(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
 	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%rcx), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-96(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
+	pclmulqdq	$0, 288(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 288(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-80(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 304(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-64(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
@@ -2135,17 +2471,184 @@ aesgen_aesni_gcm_none_seal:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top8_256
-.Laesgen_aesni_gcm_none_seal_next8_256:
-.Laesgen_aesni_gcm_none_seal_top1_256:
+.Laesgen_aesni_gcm_none_seal_small256:
+.Laesgen_aesni_gcm_none_seal_again4_256:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_next4_256
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	208(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	224(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%r9), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_none_seal_next4_256:
+.Laesgen_aesni_gcm_none_seal_again1_256:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_next1_256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -2183,12 +2686,12 @@ aesgen_aesni_gcm_none_seal:
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -2208,13 +2711,13 @@ aesgen_aesni_gcm_none_seal:
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top1_256
+	jmp	.Laesgen_aesni_gcm_none_seal_again1_256
 .Laesgen_aesni_gcm_none_seal_next1_256:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_end256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -2245,9 +2748,9 @@ aesgen_aesni_gcm_none_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_6
 	movq	(%r9), %r8
@@ -2293,37 +2796,36 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_6:
 .Laesgen_aesni_gcm_none_seal_end256:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_data128:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_seal_top8_128:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next8_128
+	jb	.Laesgen_aesni_gcm_none_seal_small128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -2447,108 +2949,385 @@ aesgen_aesni_gcm_none_seal:
 	movdqu	112(%r9), %xmm2
 	pxor	%xmm2, %xmm9
 	movdqu	%xmm9, 112(%rcx)
-	movdqu	(%rcx), %xmm2
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+.Laesgen_aesni_gcm_none_seal_top128:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_drain128
+	movdqa	%xmm1, %xmm2
+	movdqu	-128(%rcx), %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm1, %xmm3
+	movdqa	%xmm6, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm11
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
+	movdqa	%xmm6, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
+	pclmulqdq	$16, 256(%rdi), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm12
+	movdqa	%xmm1, %xmm6
+	movdqu	-112(%rcx), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm8
+	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 272(%rdi), %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
+	pxor	%xmm8, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm9
+	movdqa	%xmm1, %xmm8
+	pclmulqdq	$17, 272(%rdi), %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
+	pxor	%xmm9, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
+	movdqa	%xmm1, %xmm9
+	pclmulqdq	$1, 272(%rdi), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
+	pxor	%xmm13, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm3
+	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	pxor	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	16(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	-80(%rcx), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	48(%rdi), %xmm0
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm3
+	movdqu	-64(%rcx), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	96(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	-32(%rcx), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	movdqa	112(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	-16(%rcx), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm8
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm3
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm4
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm5
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm7
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm9
+	pxor	%xmm11, %xmm10
+	movdqa	%xmm10, %xmm0
+	movdqu	(%r9), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%r9), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%r9), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%r9), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%r9), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_top128
+.Laesgen_aesni_gcm_none_seal_drain128:
+	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
+	pclmulqdq	$1, 256(%rdi), %xmm4
+	pclmulqdq	$16, 256(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%rcx), %xmm2
+	movdqu	-112(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
 	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%rcx), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-96(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
+	pclmulqdq	$0, 288(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 288(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-80(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 304(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-64(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
@@ -2564,17 +3343,164 @@ aesgen_aesni_gcm_none_seal:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top8_128
-.Laesgen_aesni_gcm_none_seal_next8_128:
-.Laesgen_aesni_gcm_none_seal_top1_128:
+.Laesgen_aesni_gcm_none_seal_small128:
+.Laesgen_aesni_gcm_none_seal_again4_128:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_next4_128
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%r9), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_none_seal_next4_128:
+.Laesgen_aesni_gcm_none_seal_again1_128:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_next1_128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -2604,12 +3530,12 @@ aesgen_aesni_gcm_none_seal:
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -2629,13 +3555,13 @@ aesgen_aesni_gcm_none_seal:
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top1_128
+	jmp	.Laesgen_aesni_gcm_none_seal_again1_128
 .Laesgen_aesni_gcm_none_seal_next1_128:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_end128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -2658,9 +3584,9 @@ aesgen_aesni_gcm_none_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_7
 	movq	(%r9), %r8
@@ -2706,37 +3632,36 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_7:
 .Laesgen_aesni_gcm_none_seal_end128:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_data192:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_seal_top8_192:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next8_192
+	jb	.Laesgen_aesni_gcm_none_seal_small192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -2878,108 +3803,403 @@ aesgen_aesni_gcm_none_seal:
 	movdqu	112(%r9), %xmm2
 	pxor	%xmm2, %xmm9
 	movdqu	%xmm9, 112(%rcx)
-	movdqu	(%rcx), %xmm2
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+.Laesgen_aesni_gcm_none_seal_top192:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_drain192
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqu	-128(%rcx), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm11
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm12
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm6
+	pclmulqdq	$16, 256(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
+	pxor	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqu	-112(%rcx), %xmm13
+	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
+	movdqa	%xmm13, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
+	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
+	pxor	%xmm0, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm0
+	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
+	pxor	%xmm0, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm14
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm3
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm7
+	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	16(%rdi), %xmm0
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	32(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	-80(%rcx), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	48(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqu	-64(%rcx), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	80(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	-48(%rcx), %xmm13
+	movdqa	96(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	112(%rdi), %xmm0
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	-32(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	-16(%rcx), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm3
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm6
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	192(%rdi), %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm2
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm3
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm4
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%r9), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%r9), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%r9), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%r9), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%r9), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_top192
+.Laesgen_aesni_gcm_none_seal_drain192:
+	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
+	pclmulqdq	$1, 256(%rdi), %xmm4
+	pclmulqdq	$16, 256(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%rcx), %xmm2
+	movdqu	-112(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
 	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%rcx), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-96(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
+	pclmulqdq	$0, 288(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 288(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-80(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 304(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-64(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
@@ -2995,17 +4215,174 @@ aesgen_aesni_gcm_none_seal:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top8_192
-.Laesgen_aesni_gcm_none_seal_next8_192:
-.Laesgen_aesni_gcm_none_seal_top1_192:
+.Laesgen_aesni_gcm_none_seal_small192:
+.Laesgen_aesni_gcm_none_seal_again4_192:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_next4_192
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%r9), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_none_seal_next4_192:
+.Laesgen_aesni_gcm_none_seal_again1_192:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_next1_192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -3039,12 +4416,12 @@ aesgen_aesni_gcm_none_seal:
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -3064,13 +4441,13 @@ aesgen_aesni_gcm_none_seal:
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top1_192
+	jmp	.Laesgen_aesni_gcm_none_seal_again1_192
 .Laesgen_aesni_gcm_none_seal_next1_192:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_end192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -3097,9 +4474,9 @@ aesgen_aesni_gcm_none_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_8
 	movq	(%r9), %r8
@@ -3145,28 +4522,28 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_8:
 .Laesgen_aesni_gcm_none_seal_end192:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_saved:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data_2
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_3
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -3184,25 +4561,25 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_3:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_seal_in_data_2:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_4
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -3220,21 +4597,21 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_seal_flushed_4:
-	movq	480(%rdi), %rdx
+	movq	608(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	488(%rdi), %rsi
+	movq	616(%rdi), %rsi
 	shlq	$3, %rsi
 	movq	%rsi, %xmm1
 	movq	%rdx, %xmm2
 	punpcklqdq	%xmm2, %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm1
+	pclmulqdq	$0, 368(%rdi), %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm0
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, %xmm0
 	pslldq	$8, %xmm0
@@ -3252,9 +4629,9 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	pxor	384(%rdi), %xmm1
-	movdqa	%xmm1, 464(%rdi)
-	leaq	464(%rdi), %rdx
+	pxor	512(%rdi), %xmm1
+	movdqa	%xmm1, 592(%rdi)
+	leaq	592(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -3304,6 +4681,10 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	pxor	%xmm11, %xmm11
+	pxor	%xmm12, %xmm12
+	pxor	%xmm13, %xmm13
+	pxor	%xmm14, %xmm14
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -3321,6 +4702,10 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	pxor	%xmm11, %xmm11
+	pxor	%xmm12, %xmm12
+	pxor	%xmm13, %xmm13
+	pxor	%xmm14, %xmm14
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -3335,6 +4720,9 @@ aesgen_aesni_gcm_none_seal:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
 .Laesgen_aesni_gcm_none_seal_one:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_seal_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -3368,33 +4756,33 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_open_reject
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rdi)
+	movq	%rdx, 592(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	movdqa	464(%rdi), %xmm0
+	movl	%edx, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	movdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %r11
-	addq	%rdx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r11
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_aesni_gcm_none_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	432(%rdi,%r11,1), %r12
+	leaq	560(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_aesni_gcm_none_open_no8
@@ -3429,16 +4817,16 @@ aesgen_aesni_gcm_none_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_aesni_gcm_none_open_absorbed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -3456,7 +4844,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_whole:
 .Laesgen_aesni_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -3465,104 +4853,104 @@ aesgen_aesni_gcm_none_open:
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm3
+	pclmulqdq	$16, 256(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	16(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 352(%rdi), %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 272(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	32(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 336(%rdi), %xmm6
-	pclmulqdq	$16, 336(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 288(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	48(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 320(%rdi), %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 304(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	64(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 304(%rdi), %xmm6
-	pclmulqdq	$16, 304(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 320(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	80(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 288(%rdi), %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 336(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	96(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 272(%rdi), %xmm6
-	pclmulqdq	$16, 272(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 352(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	112(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 256(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 256(%rdi), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
 	pxor	%xmm1, %xmm0
@@ -3589,12 +4977,12 @@ aesgen_aesni_gcm_none_open:
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -3617,7 +5005,7 @@ aesgen_aesni_gcm_none_open:
 .Laesgen_aesni_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_open_absorbed
-	leaq	432(%rdi), %r11
+	leaq	560(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no8_2
 	movq	(%rsi), %rbx
@@ -3647,21 +5035,21 @@ aesgen_aesni_gcm_none_open:
 	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_none_open_no1_2:
 .Laesgen_aesni_gcm_none_open_absorbed:
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	movdqa	%xmm0, 544(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -3679,17 +5067,17 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed:
 	movq	%r10, %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm1
+	pclmulqdq	$0, 368(%rdi), %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm0
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, %xmm0
 	pslldq	$8, %xmm0
@@ -3709,13 +5097,13 @@ aesgen_aesni_gcm_none_open:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	movdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_none_open_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_open_aes128
@@ -3806,17 +5194,17 @@ aesgen_aesni_gcm_none_open:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes_done:
-	movdqa	%xmm0, 384(%rdi)
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
-	addq	%r8, 480(%rdi)
+	movdqa	%xmm0, 512(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
+	addq	%r8, 608(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	432(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no8_3
@@ -3851,16 +5239,16 @@ aesgen_aesni_gcm_none_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_absorbed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -3878,7 +5266,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_whole_2:
 .Laesgen_aesni_gcm_none_open_hash8_2:
 	cmpq	$128, %r8
@@ -3887,104 +5275,104 @@ aesgen_aesni_gcm_none_open:
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm3
+	pclmulqdq	$16, 256(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	16(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 352(%rdi), %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 272(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	32(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 336(%rdi), %xmm6
-	pclmulqdq	$16, 336(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 288(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	48(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 320(%rdi), %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 304(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	64(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 304(%rdi), %xmm6
-	pclmulqdq	$16, 304(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 320(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	80(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 288(%rdi), %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 336(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	96(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 272(%rdi), %xmm6
-	pclmulqdq	$16, 272(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 352(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	112(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 256(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 256(%rdi), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
 	pxor	%xmm1, %xmm0
@@ -4011,12 +5399,12 @@ aesgen_aesni_gcm_none_open:
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -4039,7 +5427,7 @@ aesgen_aesni_gcm_none_open:
 .Laesgen_aesni_gcm_none_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_none_open_absorbed_2
-	leaq	432(%rdi), %rdx
+	leaq	560(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_open_no8_4
 	movq	(%rcx), %rsi
@@ -4069,25 +5457,25 @@ aesgen_aesni_gcm_none_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_4:
 .Laesgen_aesni_gcm_none_open_absorbed_2:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_open_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rsi
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -4105,14 +5493,14 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed_2:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_open_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rsi
-	addq	%rcx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
+	addq	%rcx, 616(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_bulk
 	movq	$16, %r8
@@ -4121,8 +5509,8 @@ aesgen_aesni_gcm_none_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	448(%rdi,%rsi,1), %rbx
-	leaq	432(%rdi,%rsi,1), %rbp
+	leaq	576(%rdi,%rsi,1), %rbx
+	leaq	560(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_open_no8_5
 	movq	(%r10), %r12
@@ -4173,16 +5561,16 @@ aesgen_aesni_gcm_none_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_aesni_gcm_none_open_saved
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -4200,7 +5588,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -4208,286 +5596,290 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$192, %esi
 	je	.Laesgen_aesni_gcm_none_open_data192
 .Laesgen_aesni_gcm_none_open_data256:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_open_top8_256:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next8_256
-	movdqu	(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
+	jb	.Laesgen_aesni_gcm_none_open_small256
+.Laesgen_aesni_gcm_none_open_top256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_drain256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	movdqu	(%r9), %xmm7
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm7
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm7, %xmm10
 	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	movdqa	%xmm7, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	movdqa	%xmm7, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm7, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	pclmulqdq	$16, 256(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	pxor	%xmm0, %xmm12
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	movdqu	16(%r9), %xmm13
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pxor	%xmm0, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	176(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	192(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	208(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	224(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
+	movdqa	%xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pclmulqdq	$17, 272(%rdi), %xmm14
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm11
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm7
+	pxor	%xmm0, %xmm8
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	16(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqu	32(%r9), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	32(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	48(%rdi), %xmm0
+	movdqu	48(%r9), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	80(%rdi), %xmm0
+	movdqu	64(%r9), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	96(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	112(%rdi), %xmm0
+	movdqu	80(%r9), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	128(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	96(%r9), %xmm13
+	movdqa	144(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	112(%r9), %xmm13
+	movdqa	176(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	192(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm12, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	224(%rdi), %xmm0
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm2
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm5
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rdx)
@@ -4515,21 +5907,61 @@ aesgen_aesni_gcm_none_open:
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top8_256
-.Laesgen_aesni_gcm_none_open_next8_256:
-.Laesgen_aesni_gcm_none_open_top1_256:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_256
+	jmp	.Laesgen_aesni_gcm_none_open_top256
+.Laesgen_aesni_gcm_none_open_drain256:
+.Laesgen_aesni_gcm_none_open_small256:
+.Laesgen_aesni_gcm_none_open_again4_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next4_256
 	movdqu	(%r9), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -4548,7 +5980,139 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	208(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	224(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%r9), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rdx)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rdx)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rdx)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rdx)
+	addq	$64, %r9
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_none_open_next4_256:
+.Laesgen_aesni_gcm_none_open_again1_256:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next1_256
+	movdqu	(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -4585,13 +6149,13 @@ aesgen_aesni_gcm_none_open:
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top1_256
+	jmp	.Laesgen_aesni_gcm_none_open_again1_256
 .Laesgen_aesni_gcm_none_open_next1_256:
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_none_open_end256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -4622,9 +6186,9 @@ aesgen_aesni_gcm_none_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_6
 	movq	(%r9), %r10
@@ -4670,253 +6234,257 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_6:
 .Laesgen_aesni_gcm_none_open_end256:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_data128:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_open_top8_128:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next8_128
-	movdqu	(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
+	jb	.Laesgen_aesni_gcm_none_open_small128
+.Laesgen_aesni_gcm_none_open_top128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_drain128
 	movdqa	%xmm1, %xmm2
+	movdqu	(%r9), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm11
 	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	movdqa	%xmm6, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	pclmulqdq	$16, 256(%rdi), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqu	16(%r9), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm8
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 272(%rdi), %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	pxor	%xmm8, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$17, 272(%rdi), %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	pxor	%xmm9, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$1, 272(%rdi), %xmm13
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
+	pxor	%xmm13, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm3
+	movdqu	32(%r9), %xmm13
+	pxor	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	pxor	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	16(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	48(%r9), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	48(%rdi), %xmm0
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm3
+	movdqu	64(%r9), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	80(%r9), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	96(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	96(%r9), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	movdqa	112(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	112(%r9), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm8
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm3
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm4
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm5
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm7
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm9
+	pxor	%xmm11, %xmm10
+	movdqa	%xmm10, %xmm0
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rdx)
@@ -4944,21 +6512,61 @@ aesgen_aesni_gcm_none_open:
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top8_128
-.Laesgen_aesni_gcm_none_open_next8_128:
-.Laesgen_aesni_gcm_none_open_top1_128:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_128
+	jmp	.Laesgen_aesni_gcm_none_open_top128
+.Laesgen_aesni_gcm_none_open_drain128:
+.Laesgen_aesni_gcm_none_open_small128:
+.Laesgen_aesni_gcm_none_open_again4_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next4_128
 	movdqu	(%r9), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -4977,7 +6585,119 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%r9), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rdx)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rdx)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rdx)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rdx)
+	addq	$64, %r9
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_none_open_next4_128:
+.Laesgen_aesni_gcm_none_open_again1_128:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next1_128
+	movdqu	(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -5006,13 +6726,13 @@ aesgen_aesni_gcm_none_open:
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top1_128
+	jmp	.Laesgen_aesni_gcm_none_open_again1_128
 .Laesgen_aesni_gcm_none_open_next1_128:
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_none_open_end128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -5035,9 +6755,9 @@ aesgen_aesni_gcm_none_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_7
 	movq	(%r9), %r10
@@ -5083,271 +6803,275 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_7:
 .Laesgen_aesni_gcm_none_open_end128:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_data192:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_open_top8_192:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next8_192
-	movdqu	(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
+	jb	.Laesgen_aesni_gcm_none_open_small192
+.Laesgen_aesni_gcm_none_open_top192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_drain192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	movdqu	(%r9), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm12
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$16, 256(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	pxor	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqu	16(%r9), %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	movdqa	%xmm13, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	pxor	%xmm0, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	176(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	192(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
+	pxor	%xmm0, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm14
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm3
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm7
+	movdqu	32(%r9), %xmm13
+	pxor	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	16(%rdi), %xmm0
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	32(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	48(%r9), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	48(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqu	64(%r9), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	80(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	80(%r9), %xmm13
+	movdqa	96(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	112(%rdi), %xmm0
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	96(%r9), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	112(%r9), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm3
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm6
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	192(%rdi), %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm2
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm3
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm4
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rdx)
@@ -5375,21 +7099,61 @@ aesgen_aesni_gcm_none_open:
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top8_192
-.Laesgen_aesni_gcm_none_open_next8_192:
-.Laesgen_aesni_gcm_none_open_top1_192:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_192
+	jmp	.Laesgen_aesni_gcm_none_open_top192
+.Laesgen_aesni_gcm_none_open_drain192:
+.Laesgen_aesni_gcm_none_open_small192:
+.Laesgen_aesni_gcm_none_open_again4_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next4_192
 	movdqu	(%r9), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -5408,7 +7172,129 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%r9), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rdx)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rdx)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rdx)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rdx)
+	addq	$64, %r9
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_none_open_next4_192:
+.Laesgen_aesni_gcm_none_open_again1_192:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next1_192
+	movdqu	(%r9), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -5441,13 +7327,13 @@ aesgen_aesni_gcm_none_open:
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top1_192
+	jmp	.Laesgen_aesni_gcm_none_open_again1_192
 .Laesgen_aesni_gcm_none_open_next1_192:
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_none_open_end192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -5474,9 +7360,9 @@ aesgen_aesni_gcm_none_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_8
 	movq	(%r9), %r10
@@ -5522,28 +7408,28 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_8:
 .Laesgen_aesni_gcm_none_open_end192:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_saved:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_open_in_data_2
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rsi
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_3
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -5561,25 +7447,25 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed_3:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_open_in_data_2:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rsi
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_4
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -5597,21 +7483,21 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_open_flushed_4:
-	movq	480(%rdi), %rsi
+	movq	608(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	488(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	movq	%r8, %xmm1
 	movq	%rsi, %xmm2
 	punpcklqdq	%xmm2, %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm1
+	pclmulqdq	$0, 368(%rdi), %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm0
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, %xmm0
 	pslldq	$8, %xmm0
@@ -5629,10 +7515,10 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	pxor	384(%rdi), %xmm1
-	movdqa	%xmm1, 464(%rdi)
+	pxor	512(%rdi), %xmm1
+	movdqa	%xmm1, 592(%rdi)
 	xorq	%rsi, %rsi
-	leaq	464(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -5725,6 +7611,10 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	pxor	%xmm11, %xmm11
+	pxor	%xmm12, %xmm12
+	pxor	%xmm13, %xmm13
+	pxor	%xmm14, %xmm14
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -5743,6 +7633,10 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	pxor	%xmm11, %xmm11
+	pxor	%xmm12, %xmm12
+	pxor	%xmm13, %xmm13
+	pxor	%xmm14, %xmm14
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -5760,6 +7654,10 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	pxor	%xmm11, %xmm11
+	pxor	%xmm12, %xmm12
+	pxor	%xmm13, %xmm13
+	pxor	%xmm14, %xmm14
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -5775,6 +7673,9 @@ aesgen_aesni_gcm_none_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
 .Laesgen_aesni_gcm_none_open_one:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_open_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -5792,33 +7693,33 @@ aesgen_aesni_gcm_none_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_start_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	movdqa	464(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	movdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
-	addq	%rdx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	432(%rdi,%rcx,1), %r10
+	leaq	560(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_start_no8
@@ -5853,16 +7754,16 @@ aesgen_aesni_gcm_none_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_none_start_absorbed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -5880,7 +7781,7 @@ aesgen_aesni_gcm_none_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_start_whole:
 .Laesgen_aesni_gcm_none_start_hash8:
 	cmpq	$128, %rdx
@@ -5889,104 +7790,104 @@ aesgen_aesni_gcm_none_start:
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm3
+	pclmulqdq	$16, 256(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	16(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 352(%rdi), %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 272(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	32(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 336(%rdi), %xmm6
-	pclmulqdq	$16, 336(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 288(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	48(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 320(%rdi), %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 304(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	64(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 304(%rdi), %xmm6
-	pclmulqdq	$16, 304(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 320(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	80(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 288(%rdi), %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 336(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	96(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 272(%rdi), %xmm6
-	pclmulqdq	$16, 272(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 352(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	112(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 256(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 256(%rdi), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
 	pxor	%xmm1, %xmm0
@@ -6013,12 +7914,12 @@ aesgen_aesni_gcm_none_start:
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -6041,7 +7942,7 @@ aesgen_aesni_gcm_none_start:
 .Laesgen_aesni_gcm_none_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_start_absorbed
-	leaq	432(%rdi), %rcx
+	leaq	560(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_start_no8_2
 	movq	(%rsi), %r8
@@ -6071,21 +7972,21 @@ aesgen_aesni_gcm_none_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_none_start_no1_2:
 .Laesgen_aesni_gcm_none_start_absorbed:
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	movdqa	%xmm0, 544(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -6103,17 +8004,17 @@ aesgen_aesni_gcm_none_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_start_flushed:
 	movq	%rax, %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm1
+	pclmulqdq	$0, 368(%rdi), %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm0
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, %xmm0
 	pslldq	$8, %xmm0
@@ -6133,13 +8034,13 @@ aesgen_aesni_gcm_none_start:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	movdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_none_start_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_start_one(%rip), %xmm1
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_start_aes128
@@ -6230,15 +8131,13 @@ aesgen_aesni_gcm_none_start:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_aes_done
 .Laesgen_aesni_gcm_none_start_aes_done:
-	movdqa	%xmm0, 384(%rdi)
+	movdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
 	ret
 .Laesgen_aesni_gcm_none_start_refuse:
 	movl	$-1, %eax
@@ -6247,8 +8146,6 @@ aesgen_aesni_gcm_none_start:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
 	ret
 	.size	aesgen_aesni_gcm_none_start, .-aesgen_aesni_gcm_none_start
 	.section	.rodata
@@ -6272,22 +8169,22 @@ aesgen_aesni_gcm_none_start:
 	.p2align	5
 aesgen_aesni_gcm_none_aad:
 	endbr64
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	480(%rdi), %rax
+	subq	608(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_aad_refuse
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%rdx, 480(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%rdx, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	432(%rdi,%rax,1), %r9
+	leaq	560(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_aad_no8
@@ -6322,16 +8219,16 @@ aesgen_aesni_gcm_none_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_aad_absorbed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -6349,7 +8246,7 @@ aesgen_aesni_gcm_none_aad:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_aad_whole:
 .Laesgen_aesni_gcm_none_aad_hash8:
 	cmpq	$128, %rdx
@@ -6358,104 +8255,104 @@ aesgen_aesni_gcm_none_aad:
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm3
+	pclmulqdq	$16, 256(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	16(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 352(%rdi), %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 272(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 272(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	32(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 336(%rdi), %xmm6
-	pclmulqdq	$16, 336(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 288(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	48(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 320(%rdi), %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 304(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 304(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	64(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 304(%rdi), %xmm6
-	pclmulqdq	$16, 304(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 320(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	80(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 288(%rdi), %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 336(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 336(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 336(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	96(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 272(%rdi), %xmm6
-	pclmulqdq	$16, 272(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 352(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 352(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqu	112(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, 256(%rdi), %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, 256(%rdi), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm1
-	pxor	%xmm1, %xmm6
+	pclmulqdq	$0, 368(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	pxor	%xmm5, %xmm2
-	pxor	%xmm6, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pxor	%xmm4, %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
 	pxor	%xmm1, %xmm0
@@ -6482,12 +8379,12 @@ aesgen_aesni_gcm_none_aad:
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -6510,7 +8407,7 @@ aesgen_aesni_gcm_none_aad:
 .Laesgen_aesni_gcm_none_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_absorbed
-	leaq	432(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_no8_2
 	movq	(%rsi), %rcx
@@ -6540,15 +8437,13 @@ aesgen_aesni_gcm_none_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_none_aad_no1_2:
 .Laesgen_aesni_gcm_none_aad_absorbed:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
 	ret
 .Laesgen_aesni_gcm_none_aad_refuse:
 	movl	$-1, %eax
@@ -6557,8 +8452,6 @@ aesgen_aesni_gcm_none_aad:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
 	ret
 	.size	aesgen_aesni_gcm_none_aad, .-aesgen_aesni_gcm_none_aad
 	.section	.rodata
@@ -6582,25 +8475,25 @@ aesgen_aesni_gcm_none_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_encrypt_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_encrypt_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -6618,14 +8511,14 @@ aesgen_aesni_gcm_none_encrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_bulk
 	movq	$16, %r8
@@ -6634,8 +8527,8 @@ aesgen_aesni_gcm_none_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_encrypt_no8
 	movq	(%r9), %rbp
@@ -6686,16 +8579,16 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_encrypt_saved
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -6713,7 +8606,7 @@ aesgen_aesni_gcm_none_encrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -6721,34 +8614,33 @@ aesgen_aesni_gcm_none_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_encrypt_data192
 .Laesgen_aesni_gcm_none_encrypt_data256:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_encrypt_top8_256:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next8_256
+	jb	.Laesgen_aesni_gcm_none_encrypt_small256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -6908,108 +8800,421 @@ aesgen_aesni_gcm_none_encrypt:
 	movdqu	112(%rsi), %xmm2
 	pxor	%xmm2, %xmm9
 	movdqu	%xmm9, 112(%rcx)
-	movdqu	(%rcx), %xmm2
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+.Laesgen_aesni_gcm_none_encrypt_top256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_drain256
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqu	-128(%rcx), %xmm7
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm7, %xmm10
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
+	movdqa	%xmm7, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
+	movdqa	%xmm7, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm1, %xmm6
+	movdqa	%xmm7, %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
+	pclmulqdq	$16, 256(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm7
+	pxor	%xmm0, %xmm12
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
+	movdqu	-112(%rcx), %xmm13
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	movdqa	%xmm1, %xmm8
+	movdqa	%xmm13, %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
+	movdqa	%xmm1, %xmm9
+	pxor	%xmm0, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
+	movdqa	%xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pclmulqdq	$17, 272(%rdi), %xmm14
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm11
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm7
+	pxor	%xmm0, %xmm8
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	16(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqu	-96(%rcx), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	32(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	48(%rdi), %xmm0
+	movdqu	-80(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	80(%rdi), %xmm0
+	movdqu	-64(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	96(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	112(%rdi), %xmm0
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	128(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	-32(%rcx), %xmm13
+	movdqa	144(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	-16(%rcx), %xmm13
+	movdqa	176(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	192(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm12, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	224(%rdi), %xmm0
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm2
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm5
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_top256
+.Laesgen_aesni_gcm_none_encrypt_drain256:
+	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
+	pclmulqdq	$1, 256(%rdi), %xmm4
+	pclmulqdq	$16, 256(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%rcx), %xmm2
+	movdqu	-112(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
 	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%rcx), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-96(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
+	pclmulqdq	$0, 288(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 288(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-80(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 304(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-64(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
@@ -7025,17 +9230,184 @@ aesgen_aesni_gcm_none_encrypt:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top8_256
-.Laesgen_aesni_gcm_none_encrypt_next8_256:
-.Laesgen_aesni_gcm_none_encrypt_top1_256:
+.Laesgen_aesni_gcm_none_encrypt_small256:
+.Laesgen_aesni_gcm_none_encrypt_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_next4_256
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	208(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	224(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_next4_256:
+.Laesgen_aesni_gcm_none_encrypt_again1_256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_next1_256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -7073,12 +9445,12 @@ aesgen_aesni_gcm_none_encrypt:
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -7098,13 +9470,13 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top1_256
+	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_256
 .Laesgen_aesni_gcm_none_encrypt_next1_256:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_end256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -7135,9 +9507,9 @@ aesgen_aesni_gcm_none_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -7183,37 +9555,36 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_2:
 .Laesgen_aesni_gcm_none_encrypt_end256:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_data128:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_encrypt_top8_128:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next8_128
+	jb	.Laesgen_aesni_gcm_none_encrypt_small128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -7337,108 +9708,385 @@ aesgen_aesni_gcm_none_encrypt:
 	movdqu	112(%rsi), %xmm2
 	pxor	%xmm2, %xmm9
 	movdqu	%xmm9, 112(%rcx)
-	movdqu	(%rcx), %xmm2
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+.Laesgen_aesni_gcm_none_encrypt_top128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_drain128
+	movdqa	%xmm1, %xmm2
+	movdqu	-128(%rcx), %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm1, %xmm3
+	movdqa	%xmm6, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm11
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
+	movdqa	%xmm6, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
+	pclmulqdq	$16, 256(%rdi), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm12
+	movdqa	%xmm1, %xmm6
+	movdqu	-112(%rcx), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm8
+	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 272(%rdi), %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
+	pxor	%xmm8, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm9
+	movdqa	%xmm1, %xmm8
+	pclmulqdq	$17, 272(%rdi), %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
+	pxor	%xmm9, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
+	movdqa	%xmm1, %xmm9
+	pclmulqdq	$1, 272(%rdi), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
+	pxor	%xmm13, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm3
+	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	pxor	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	16(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	-80(%rcx), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	48(%rdi), %xmm0
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm3
+	movdqu	-64(%rcx), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	96(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	-32(%rcx), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	movdqa	112(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	-16(%rcx), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm8
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm3
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm4
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm5
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm7
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm9
+	pxor	%xmm11, %xmm10
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_top128
+.Laesgen_aesni_gcm_none_encrypt_drain128:
+	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
+	pclmulqdq	$1, 256(%rdi), %xmm4
+	pclmulqdq	$16, 256(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%rcx), %xmm2
+	movdqu	-112(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
 	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%rcx), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-96(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
+	pclmulqdq	$0, 288(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 288(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-80(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 304(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-64(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
@@ -7454,17 +10102,164 @@ aesgen_aesni_gcm_none_encrypt:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top8_128
-.Laesgen_aesni_gcm_none_encrypt_next8_128:
-.Laesgen_aesni_gcm_none_encrypt_top1_128:
+.Laesgen_aesni_gcm_none_encrypt_small128:
+.Laesgen_aesni_gcm_none_encrypt_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_next4_128
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_next4_128:
+.Laesgen_aesni_gcm_none_encrypt_again1_128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_next1_128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -7494,12 +10289,12 @@ aesgen_aesni_gcm_none_encrypt:
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -7519,13 +10314,13 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top1_128
+	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_128
 .Laesgen_aesni_gcm_none_encrypt_next1_128:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_end128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -7548,9 +10343,9 @@ aesgen_aesni_gcm_none_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -7596,37 +10391,36 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_3:
 .Laesgen_aesni_gcm_none_encrypt_end128:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_data192:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_encrypt_top8_192:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next8_192
+	jb	.Laesgen_aesni_gcm_none_encrypt_small192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm3
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
@@ -7768,108 +10562,403 @@ aesgen_aesni_gcm_none_encrypt:
 	movdqu	112(%rsi), %xmm2
 	pxor	%xmm2, %xmm9
 	movdqu	%xmm9, 112(%rcx)
-	movdqu	(%rcx), %xmm2
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+.Laesgen_aesni_gcm_none_encrypt_top192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_drain192
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqu	-128(%rcx), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm11
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm12
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm6
+	pclmulqdq	$16, 256(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
+	pxor	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqu	-112(%rcx), %xmm13
+	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
+	movdqa	%xmm13, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
+	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
+	pxor	%xmm0, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm0
+	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
+	pxor	%xmm0, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm14
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm3
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm7
+	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	16(%rdi), %xmm0
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	32(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	-80(%rcx), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	48(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqu	-64(%rcx), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	80(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	-48(%rcx), %xmm13
+	movdqa	96(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	112(%rdi), %xmm0
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	-32(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	-16(%rcx), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm3
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm6
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	192(%rdi), %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm2
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm3
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm4
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_top192
+.Laesgen_aesni_gcm_none_encrypt_drain192:
+	movdqu	-128(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
+	pclmulqdq	$1, 256(%rdi), %xmm4
+	pclmulqdq	$16, 256(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%rcx), %xmm2
+	movdqu	-112(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
 	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%rcx), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-96(%rcx), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
+	pclmulqdq	$0, 288(%rdi), %xmm5
 	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 288(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-80(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 304(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-64(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
@@ -7885,17 +10974,174 @@ aesgen_aesni_gcm_none_encrypt:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm3, %xmm0
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top8_192
-.Laesgen_aesni_gcm_none_encrypt_next8_192:
-.Laesgen_aesni_gcm_none_encrypt_top1_192:
+.Laesgen_aesni_gcm_none_encrypt_small192:
+.Laesgen_aesni_gcm_none_encrypt_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_next4_192
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_next4_192:
+.Laesgen_aesni_gcm_none_encrypt_again1_192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_next1_192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -7929,12 +11175,12 @@ aesgen_aesni_gcm_none_encrypt:
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -7954,13 +11200,13 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top1_192
+	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_192
 .Laesgen_aesni_gcm_none_encrypt_next1_192:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_end192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -7987,9 +11233,9 @@ aesgen_aesni_gcm_none_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -8035,10 +11281,10 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_4:
 .Laesgen_aesni_gcm_none_encrypt_end192:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_saved:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -8051,6 +11297,10 @@ aesgen_aesni_gcm_none_encrypt:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	pxor	%xmm11, %xmm11
+	pxor	%xmm12, %xmm12
+	pxor	%xmm13, %xmm13
+	pxor	%xmm14, %xmm14
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -8067,6 +11317,10 @@ aesgen_aesni_gcm_none_encrypt:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	pxor	%xmm11, %xmm11
+	pxor	%xmm12, %xmm12
+	pxor	%xmm13, %xmm13
+	pxor	%xmm14, %xmm14
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -8079,7 +11333,7 @@ aesgen_aesni_gcm_none_encrypt:
 .Laesgen_aesni_gcm_none_encrypt_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_one:
+.Laesgen_aesni_gcm_none_encrypt_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -8095,25 +11349,25 @@ aesgen_aesni_gcm_none_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_decrypt_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_decrypt_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -8131,14 +11385,14 @@ aesgen_aesni_gcm_none_decrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_bulk
 	movq	$16, %r8
@@ -8147,8 +11401,8 @@ aesgen_aesni_gcm_none_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_decrypt_no8
 	movq	(%r9), %rbp
@@ -8199,16 +11453,16 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_decrypt_saved
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -8226,7 +11480,7 @@ aesgen_aesni_gcm_none_decrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -8234,286 +11488,290 @@ aesgen_aesni_gcm_none_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_decrypt_data192
 .Laesgen_aesni_gcm_none_decrypt_data256:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_decrypt_top8_256:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next8_256
-	movdqu	(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
+	jb	.Laesgen_aesni_gcm_none_decrypt_small256
+.Laesgen_aesni_gcm_none_decrypt_top256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_drain256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	movdqu	(%rsi), %xmm7
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm7
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm7
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm7, %xmm10
 	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	movdqa	%xmm7, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	movdqa	%xmm7, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqa	%xmm7, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	pclmulqdq	$16, 256(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
 	movdqa	%xmm1, %xmm7
+	pxor	%xmm0, %xmm12
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	movdqu	16(%rsi), %xmm13
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
 	movdqa	%xmm1, %xmm8
+	movdqa	%xmm13, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm9
+	pxor	%xmm0, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	176(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	192(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	208(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	224(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
+	movdqa	%xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pclmulqdq	$17, 272(%rdi), %xmm14
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm11
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm7
+	pxor	%xmm0, %xmm8
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	16(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqu	32(%rsi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	32(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	48(%rdi), %xmm0
+	movdqu	48(%rsi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	80(%rdi), %xmm0
+	movdqu	64(%rsi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	96(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	112(%rdi), %xmm0
+	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	128(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	96(%rsi), %xmm13
+	movdqa	144(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	112(%rsi), %xmm13
+	movdqa	176(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	192(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm12, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	224(%rdi), %xmm0
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm2
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm5
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -8541,21 +11799,61 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top8_256
-.Laesgen_aesni_gcm_none_decrypt_next8_256:
-.Laesgen_aesni_gcm_none_decrypt_top1_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_256
+	jmp	.Laesgen_aesni_gcm_none_decrypt_top256
+.Laesgen_aesni_gcm_none_decrypt_drain256:
+.Laesgen_aesni_gcm_none_decrypt_small256:
+.Laesgen_aesni_gcm_none_decrypt_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next4_256
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -8574,7 +11872,139 @@ aesgen_aesni_gcm_none_decrypt:
 	pxor	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	208(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	224(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_next4_256:
+.Laesgen_aesni_gcm_none_decrypt_again1_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next1_256
+	movdqu	(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -8611,13 +12041,13 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top1_256
+	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_256
 .Laesgen_aesni_gcm_none_decrypt_next1_256:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_end256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -8648,9 +12078,9 @@ aesgen_aesni_gcm_none_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -8696,253 +12126,257 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_2:
 .Laesgen_aesni_gcm_none_decrypt_end256:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_data128:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_decrypt_top8_128:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next8_128
-	movdqu	(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
+	jb	.Laesgen_aesni_gcm_none_decrypt_small128
+.Laesgen_aesni_gcm_none_decrypt_top128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_drain128
 	movdqa	%xmm1, %xmm2
+	movdqu	(%rsi), %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm6
 	movdqa	%xmm1, %xmm3
+	movdqa	%xmm6, %xmm10
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm11
 	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 256(%rdi), %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	movdqa	%xmm6, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	pclmulqdq	$16, 256(%rdi), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm12
 	movdqa	%xmm1, %xmm6
+	movdqu	16(%rsi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm8
 	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 272(%rdi), %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	pxor	%xmm8, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm9
 	movdqa	%xmm1, %xmm8
+	pclmulqdq	$17, 272(%rdi), %xmm9
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	pxor	%xmm9, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$1, 272(%rdi), %xmm13
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
+	pxor	%xmm13, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm3
+	movdqu	32(%rsi), %xmm13
+	pxor	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	pxor	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	16(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	48(%rsi), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	48(%rdi), %xmm0
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm3
+	movdqu	64(%rsi), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	96(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	96(%rsi), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	movdqa	112(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	112(%rsi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm8
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm3
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm4
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm5
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm7
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm9
+	pxor	%xmm11, %xmm10
+	movdqa	%xmm10, %xmm0
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -8970,21 +12404,61 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top8_128
-.Laesgen_aesni_gcm_none_decrypt_next8_128:
-.Laesgen_aesni_gcm_none_decrypt_top1_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_128
+	jmp	.Laesgen_aesni_gcm_none_decrypt_top128
+.Laesgen_aesni_gcm_none_decrypt_drain128:
+.Laesgen_aesni_gcm_none_decrypt_small128:
+.Laesgen_aesni_gcm_none_decrypt_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next4_128
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -9003,7 +12477,119 @@ aesgen_aesni_gcm_none_decrypt:
 	pxor	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_next4_128:
+.Laesgen_aesni_gcm_none_decrypt_again1_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next1_128
+	movdqu	(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -9032,13 +12618,13 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top1_128
+	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_128
 .Laesgen_aesni_gcm_none_decrypt_next1_128:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_end128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -9061,9 +12647,9 @@ aesgen_aesni_gcm_none_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -9109,271 +12695,275 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_3:
 .Laesgen_aesni_gcm_none_decrypt_end128:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_data192:
-	movdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_decrypt_top8_192:
+	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next8_192
-	movdqu	(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 352(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm7
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 336(%rdi), %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 320(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 320(%rdi), %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	64(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 304(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	80(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 288(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 288(%rdi), %xmm7
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	96(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 272(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 272(%rdi), %xmm7
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqu	112(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 256(%rdi), %xmm5
-	movdqa	%xmm2, %xmm6
-	pclmulqdq	$17, 256(%rdi), %xmm6
-	movdqa	%xmm2, %xmm7
-	pclmulqdq	$1, 256(%rdi), %xmm7
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm7
-	pxor	%xmm5, %xmm0
-	pxor	%xmm6, %xmm3
-	pxor	%xmm7, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
+	jb	.Laesgen_aesni_gcm_none_decrypt_small192
+.Laesgen_aesni_gcm_none_decrypt_top192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_drain192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	movdqu	(%rsi), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm6
 	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
 	movdqa	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm11
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm12
 	movdqa	%xmm1, %xmm5
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm0
 	movdqa	%xmm1, %xmm6
+	pclmulqdq	$16, 256(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	pxor	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqu	16(%rsi), %xmm13
 	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	movdqa	%xmm13, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
 	movdqa	%xmm1, %xmm8
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	pxor	%xmm0, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm0
 	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	176(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	192(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
+	pxor	%xmm0, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm14
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm3
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm7
+	movdqu	32(%rsi), %xmm13
+	pxor	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	16(%rdi), %xmm0
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	32(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	48(%rsi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	48(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqu	64(%rsi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	80(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	80(%rsi), %xmm13
+	movdqa	96(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	112(%rdi), %xmm0
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	96(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	112(%rsi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm3
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm6
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	192(%rdi), %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm2
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm3
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm4
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -9401,21 +12991,61 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top8_192
-.Laesgen_aesni_gcm_none_decrypt_next8_192:
-.Laesgen_aesni_gcm_none_decrypt_top1_192:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_192
+	jmp	.Laesgen_aesni_gcm_none_decrypt_top192
+.Laesgen_aesni_gcm_none_decrypt_drain192:
+.Laesgen_aesni_gcm_none_decrypt_small192:
+.Laesgen_aesni_gcm_none_decrypt_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next4_192
 	movdqu	(%rsi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
 	pxor	%xmm2, %xmm4
 	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
@@ -9434,7 +13064,129 @@ aesgen_aesni_gcm_none_decrypt:
 	pxor	%xmm3, %xmm0
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_next4_192:
+.Laesgen_aesni_gcm_none_decrypt_again1_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next1_192
+	movdqu	(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -9467,13 +13219,13 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top1_192
+	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_192
 .Laesgen_aesni_gcm_none_decrypt_next1_192:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_end192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
 	movdqa	(%rdi), %xmm3
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
@@ -9500,9 +13252,9 @@ aesgen_aesni_gcm_none_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	movdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -9548,10 +13300,10 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_4:
 .Laesgen_aesni_gcm_none_decrypt_end192:
-	movdqa	%xmm1, 400(%rdi)
+	movdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_saved:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -9564,6 +13316,10 @@ aesgen_aesni_gcm_none_decrypt:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	pxor	%xmm11, %xmm11
+	pxor	%xmm12, %xmm12
+	pxor	%xmm13, %xmm13
+	pxor	%xmm14, %xmm14
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -9580,6 +13336,10 @@ aesgen_aesni_gcm_none_decrypt:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	pxor	%xmm11, %xmm11
+	pxor	%xmm12, %xmm12
+	pxor	%xmm13, %xmm13
+	pxor	%xmm14, %xmm14
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -9592,7 +13352,7 @@ aesgen_aesni_gcm_none_decrypt:
 .Laesgen_aesni_gcm_none_decrypt_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_one:
+.Laesgen_aesni_gcm_none_decrypt_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -9609,22 +13369,22 @@ aesgen_aesni_gcm_none_finish_seal:
 	jb	.Laesgen_aesni_gcm_none_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_seal_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_seal_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -9642,25 +13402,25 @@ aesgen_aesni_gcm_none_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -9678,21 +13438,21 @@ aesgen_aesni_gcm_none_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_finish_seal_flushed_2:
-	movq	480(%rdi), %rax
+	movq	608(%rdi), %rax
 	shlq	$3, %rax
-	movq	488(%rdi), %rcx
+	movq	616(%rdi), %rcx
 	shlq	$3, %rcx
 	movq	%rcx, %xmm1
 	movq	%rax, %xmm2
 	punpcklqdq	%xmm2, %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm1
+	pclmulqdq	$0, 368(%rdi), %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm0
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, %xmm0
 	pslldq	$8, %xmm0
@@ -9710,9 +13470,9 @@ aesgen_aesni_gcm_none_finish_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1
-	pxor	384(%rdi), %xmm1
-	movdqa	%xmm1, 464(%rdi)
-	leaq	464(%rdi), %rax
+	pxor	512(%rdi), %xmm1
+	movdqa	%xmm1, 592(%rdi)
+	leaq	592(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_seal_no16
 	movq	(%rax), %rcx
@@ -9785,22 +13545,22 @@ aesgen_aesni_gcm_none_finish_open:
 	jb	.Laesgen_aesni_gcm_none_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_open_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_open_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rcx
+	movdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -9818,25 +13578,25 @@ aesgen_aesni_gcm_none_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	movdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	560(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -9854,21 +13614,21 @@ aesgen_aesni_gcm_none_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_finish_open_flushed_2:
-	movq	480(%rdi), %rcx
+	movq	608(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	488(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	movq	%r8, %xmm1
 	movq	%rcx, %xmm2
 	punpcklqdq	%xmm2, %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm1
+	pclmulqdq	$0, 368(%rdi), %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm0
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm0
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, %xmm0
 	pslldq	$8, %xmm0
@@ -9886,10 +13646,10 @@ aesgen_aesni_gcm_none_finish_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1
-	pxor	384(%rdi), %xmm1
-	movdqa	%xmm1, 464(%rdi)
+	pxor	512(%rdi), %xmm1
+	movdqa	%xmm1, 592(%rdi)
 	xorq	%rcx, %rcx
-	leaq	464(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -9958,7 +13718,7 @@ aesgen_aesni_gcm_none_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 512 bytes of the context.
+# wipe(ctx): zero all 640 bytes of the context.
 # Requires: SSE2
 	.text
 	.globl	aesgen_aesni_gcm_none_wipe
@@ -9967,7 +13727,7 @@ aesgen_aesni_gcm_none_finish_open:
 aesgen_aesni_gcm_none_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
-	movq	$8, %rax
+	movq	$10, %rax
 .Laesgen_aesni_gcm_none_wipe_zero:
 	movdqa	%xmm0, (%rdi)
 	movdqa	%xmm0, 16(%rdi)

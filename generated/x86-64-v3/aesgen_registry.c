@@ -166,7 +166,7 @@ const aesgen_kernel *aesgen_best_kernel(void)
 
 const aesgen_aead aesgen_aeads[] = {
     {"aesni-gcm-none", "gcm", "aesni", "none", 1,
-     AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ | AESGEN_CPU_AVX, 512,
+     AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ | AESGEN_CPU_AVX, 640,
      1, SIZE_MAX, 4, 16,
      aesgen_aesni_gcm_none_init, aesgen_aesni_gcm_none_seal, aesgen_aesni_gcm_none_open, aesgen_aesni_gcm_none_start, aesgen_aesni_gcm_none_aad,
      aesgen_aesni_gcm_none_encrypt, aesgen_aesni_gcm_none_decrypt, aesgen_aesni_gcm_none_finish_seal, aesgen_aesni_gcm_none_finish_open,

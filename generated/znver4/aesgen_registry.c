@@ -211,16 +211,22 @@ const aesgen_kernel *aesgen_best_kernel(void)
 
 const aesgen_aead aesgen_aeads[] = {
     {"aesni-gcm-none", "gcm", "aesni", "none", 1,
-     AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ | AESGEN_CPU_AVX, 512,
+     AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ | AESGEN_CPU_AVX, 640,
      1, SIZE_MAX, 4, 16,
      aesgen_aesni_gcm_none_init, aesgen_aesni_gcm_none_seal, aesgen_aesni_gcm_none_open, aesgen_aesni_gcm_none_start, aesgen_aesni_gcm_none_aad,
      aesgen_aesni_gcm_none_encrypt, aesgen_aesni_gcm_none_decrypt, aesgen_aesni_gcm_none_finish_seal, aesgen_aesni_gcm_none_finish_open,
      aesgen_aesni_gcm_none_wipe},
+    {"vaes256-gcm-none", "gcm", "vaes256", "none", 1,
+     AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ | AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_VAES | AESGEN_CPU_VPCLMULQDQ, 896,
+     1, SIZE_MAX, 4, 16,
+     aesgen_vaes256_gcm_none_init, aesgen_vaes256_gcm_none_seal, aesgen_vaes256_gcm_none_open, aesgen_vaes256_gcm_none_start, aesgen_vaes256_gcm_none_aad,
+     aesgen_vaes256_gcm_none_encrypt, aesgen_vaes256_gcm_none_decrypt, aesgen_vaes256_gcm_none_finish_seal, aesgen_vaes256_gcm_none_finish_open,
+     aesgen_vaes256_gcm_none_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 0 };
+static const unsigned char aesgen_aead_priority[] = { 1, 0 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX
- *   Context: 512 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 640 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_none_init   requires AESNI, PCLMULQDQ, AVX
@@ -42,7 +42,7 @@ aesgen_aesni_gcm_none_init:
 .Laesgen_aesni_gcm_none_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$8, %rcx
+	movq	$10, %rcx
 .Laesgen_aesni_gcm_none_init_zero:
 	vmovdqa	%xmm0, (%rax)
 	vmovdqa	%xmm0, 16(%rax)
@@ -766,7 +766,10 @@ aesgen_aesni_gcm_none_init:
 	vpor	%xmm1, %xmm0, %xmm0
 	vpand	.Laesgen_aesni_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 256(%rdi)
+	vmovdqa	%xmm0, 368(%rdi)
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vmovdqa	%xmm1, 496(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -783,7 +786,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 272(%rdi)
+	vmovdqa	%xmm1, 352(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 480(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -800,7 +806,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 288(%rdi)
+	vmovdqa	%xmm2, 336(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 464(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -817,7 +826,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqa	%xmm1, 304(%rdi)
+	vmovdqa	%xmm1, 320(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 448(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -834,7 +846,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 320(%rdi)
+	vmovdqa	%xmm2, 304(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 432(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -851,7 +866,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqa	%xmm1, 336(%rdi)
+	vmovdqa	%xmm1, 288(%rdi)
+	vpshufd	$78, %xmm1, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, 416(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -868,7 +886,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 352(%rdi)
+	vmovdqa	%xmm2, 272(%rdi)
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, 400(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -885,7 +906,10 @@ aesgen_aesni_gcm_none_init:
 	vpshufd	$78, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqa	%xmm1, 368(%rdi)
+	vmovdqa	%xmm1, 256(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -932,33 +956,33 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	vmovdqa	464(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %r10
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r10
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rdi,%r10,1), %rbp
+	leaq	560(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no8
@@ -993,13 +1017,13 @@ aesgen_aesni_gcm_none_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1013,7 +1037,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_whole:
 .Laesgen_aesni_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1021,92 +1045,95 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_seal_hash8
@@ -1117,29 +1144,32 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_seal_hash1
 .Laesgen_aesni_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_absorbed
-	leaq	432(%rdi), %r10
+	leaq	560(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
@@ -1169,18 +1199,18 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_seal_no1_2:
 .Laesgen_aesni_gcm_none_seal_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1194,14 +1224,14 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -1216,12 +1246,12 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_seal_aes128
@@ -1312,17 +1342,17 @@ aesgen_aesni_gcm_none_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes_done:
-	vmovdqa	%xmm0, 384(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%r8, 480(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%r8, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	432(%rdi,%rax,1), %r10
+	leaq	560(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_3
@@ -1357,13 +1387,13 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1377,7 +1407,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_whole_2:
 .Laesgen_aesni_gcm_none_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1385,92 +1415,95 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %r8
 	jmp	.Laesgen_aesni_gcm_none_seal_hash8_2
@@ -1481,29 +1514,32 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %r8
 	jmp	.Laesgen_aesni_gcm_none_seal_hash1_2
 .Laesgen_aesni_gcm_none_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	leaq	432(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1533,22 +1569,22 @@ aesgen_aesni_gcm_none_seal:
 	movb	%dl, (%rax)
 .Laesgen_aesni_gcm_none_seal_no1_4:
 .Laesgen_aesni_gcm_none_seal_absorbed_2:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1562,14 +1598,14 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_2:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_seal_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
-	addq	%rax, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
+	addq	%rax, 616(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_bulk
 	movq	$16, %rsi
@@ -1578,8 +1614,8 @@ aesgen_aesni_gcm_none_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rdx,1), %r11
-	leaq	432(%rdi,%rdx,1), %rbx
+	leaq	576(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_seal_no8_5
 	movq	(%r8), %rbp
@@ -1630,13 +1666,13 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1650,7 +1686,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1658,26 +1694,25 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_none_seal_data192
 .Laesgen_aesni_gcm_none_seal_data256:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_seal_top8_256:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next8_256
+	jb	.Laesgen_aesni_gcm_none_seal_small256
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -1829,105 +1864,524 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%r9), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top8_256
-.Laesgen_aesni_gcm_none_seal_next8_256:
-.Laesgen_aesni_gcm_none_seal_top1_256:
+.Laesgen_aesni_gcm_none_seal_top256:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_drain256
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpshufd	$78, %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
+	vmovdqu	-112(%rcx), %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	-32(%rcx), %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	176(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm10, %xmm10
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%r9), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%r9), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%r9), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%r9), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_top256
+.Laesgen_aesni_gcm_none_seal_drain256:
+	vmovdqu	-128(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+.Laesgen_aesni_gcm_none_seal_small256:
+.Laesgen_aesni_gcm_none_seal_again4_256:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_next4_256
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_none_seal_next4_256:
+.Laesgen_aesni_gcm_none_seal_again1_256:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_next1_256
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -1963,31 +2417,34 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top1_256
+	jmp	.Laesgen_aesni_gcm_none_seal_again1_256
 .Laesgen_aesni_gcm_none_seal_next1_256:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_end256
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -2018,9 +2475,9 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_6
 	movq	(%r9), %r8
@@ -2066,29 +2523,28 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_6:
 .Laesgen_aesni_gcm_none_seal_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_data128:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_seal_top8_128:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next8_128
+	jb	.Laesgen_aesni_gcm_none_seal_small128
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -2204,105 +2660,468 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%r9), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top8_128
-.Laesgen_aesni_gcm_none_seal_next8_128:
-.Laesgen_aesni_gcm_none_seal_top1_128:
+.Laesgen_aesni_gcm_none_seal_top128:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_drain128
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpshufd	$78, %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vmovdqu	-96(%rcx), %xmm13
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	48(%rdi), %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm0
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	96(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%r9), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%r9), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%r9), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%r9), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_top128
+.Laesgen_aesni_gcm_none_seal_drain128:
+	vmovdqu	-128(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+.Laesgen_aesni_gcm_none_seal_small128:
+.Laesgen_aesni_gcm_none_seal_again4_128:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_next4_128
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_none_seal_next4_128:
+.Laesgen_aesni_gcm_none_seal_again1_128:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_next1_128
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -2330,31 +3149,34 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top1_128
+	jmp	.Laesgen_aesni_gcm_none_seal_again1_128
 .Laesgen_aesni_gcm_none_seal_next1_128:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_end128
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -2377,9 +3199,9 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_7
 	movq	(%r9), %r8
@@ -2425,29 +3247,28 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_7:
 .Laesgen_aesni_gcm_none_seal_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_data192:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_seal_top8_192:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next8_192
+	jb	.Laesgen_aesni_gcm_none_seal_small192
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -2581,105 +3402,496 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%r9), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top8_192
-.Laesgen_aesni_gcm_none_seal_next8_192:
-.Laesgen_aesni_gcm_none_seal_top1_192:
+.Laesgen_aesni_gcm_none_seal_top192:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_drain192
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm8, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	(%rdi), %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	96(%rdi), %xmm0
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	112(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%r9), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%r9), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%r9), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%r9), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %r9
+	addq	$128, %rcx
+	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_top192
+.Laesgen_aesni_gcm_none_seal_drain192:
+	vmovdqu	-128(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+.Laesgen_aesni_gcm_none_seal_small192:
+.Laesgen_aesni_gcm_none_seal_again4_192:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_next4_192
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_none_seal_next4_192:
+.Laesgen_aesni_gcm_none_seal_again1_192:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_next1_192
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -2711,31 +3923,34 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top1_192
+	jmp	.Laesgen_aesni_gcm_none_seal_again1_192
 .Laesgen_aesni_gcm_none_seal_next1_192:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_end192
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -2762,9 +3977,9 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_8
 	movq	(%r9), %r8
@@ -2810,25 +4025,25 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_8:
 .Laesgen_aesni_gcm_none_seal_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data_2
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_3
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2842,22 +4057,22 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_3:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_seal_in_data_2:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_4
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2871,18 +4086,18 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_seal_flushed_4:
-	movq	480(%rdi), %rdx
+	movq	608(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	488(%rdi), %rsi
+	movq	616(%rdi), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -2896,9 +4111,9 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
-	leaq	464(%rdi), %rdx
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -2960,6 +4175,9 @@ aesgen_aesni_gcm_none_seal:
 	.p2align	4
 .Laesgen_aesni_gcm_none_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_seal_step1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
@@ -2992,33 +4210,33 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rdi)
+	movq	%rdx, 592(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	vmovdqa	464(%rdi), %xmm0
+	movl	%edx, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %r11
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r11
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_aesni_gcm_none_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	432(%rdi,%r11,1), %r12
+	leaq	560(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_aesni_gcm_none_open_no8
@@ -3053,13 +4271,13 @@ aesgen_aesni_gcm_none_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_aesni_gcm_none_open_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3073,7 +4291,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_whole:
 .Laesgen_aesni_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -3081,92 +4299,95 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_open_hash8
@@ -3177,29 +4398,32 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_open_hash1
 .Laesgen_aesni_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_open_absorbed
-	leaq	432(%rdi), %r11
+	leaq	560(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no8_2
 	movq	(%rsi), %rbx
@@ -3229,18 +4453,18 @@ aesgen_aesni_gcm_none_open:
 	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_none_open_no1_2:
 .Laesgen_aesni_gcm_none_open_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3254,14 +4478,14 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed:
 	vmovq	%r10, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -3276,12 +4500,12 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_open_aes128
@@ -3372,17 +4596,17 @@ aesgen_aesni_gcm_none_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes_done:
-	vmovdqa	%xmm0, 384(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
-	addq	%r8, 480(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
+	addq	%r8, 608(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	432(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no8_3
@@ -3417,13 +4641,13 @@ aesgen_aesni_gcm_none_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_absorbed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3437,7 +4661,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_whole_2:
 .Laesgen_aesni_gcm_none_open_hash8_2:
 	cmpq	$128, %r8
@@ -3445,92 +4669,95 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rcx), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %r8
 	jmp	.Laesgen_aesni_gcm_none_open_hash8_2
@@ -3541,29 +4768,32 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %r8
 	jmp	.Laesgen_aesni_gcm_none_open_hash1_2
 .Laesgen_aesni_gcm_none_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_none_open_absorbed_2
-	leaq	432(%rdi), %rdx
+	leaq	560(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_open_no8_4
 	movq	(%rcx), %rsi
@@ -3593,22 +4823,22 @@ aesgen_aesni_gcm_none_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_4:
 .Laesgen_aesni_gcm_none_open_absorbed_2:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_open_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3622,14 +4852,14 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed_2:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_open_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rsi
-	addq	%rcx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
+	addq	%rcx, 616(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_bulk
 	movq	$16, %r8
@@ -3638,8 +4868,8 @@ aesgen_aesni_gcm_none_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	448(%rdi,%rsi,1), %rbx
-	leaq	432(%rdi,%rsi,1), %rbp
+	leaq	576(%rdi,%rsi,1), %rbx
+	leaq	560(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_open_no8_5
 	movq	(%r10), %r12
@@ -3690,13 +4920,13 @@ aesgen_aesni_gcm_none_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_aesni_gcm_none_open_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -3710,7 +4940,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -3718,250 +4948,255 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$192, %esi
 	je	.Laesgen_aesni_gcm_none_open_data192
 .Laesgen_aesni_gcm_none_open_data256:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_open_top8_256:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next8_256
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_open_small256
+.Laesgen_aesni_gcm_none_open_top256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_drain256
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%r9), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	208(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	224(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vmovdqu	16(%r9), %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	32(%r9), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	48(%r9), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	64(%r9), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	80(%r9), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	96(%r9), %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	112(%r9), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	176(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm10, %xmm10
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -3981,32 +5216,186 @@ aesgen_aesni_gcm_none_open:
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top8_256
-.Laesgen_aesni_gcm_none_open_next8_256:
-.Laesgen_aesni_gcm_none_open_top1_256:
+	jmp	.Laesgen_aesni_gcm_none_open_top256
+.Laesgen_aesni_gcm_none_open_drain256:
+.Laesgen_aesni_gcm_none_open_small256:
+.Laesgen_aesni_gcm_none_open_again4_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next4_256
+	vmovdqu	(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%r9), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%r9), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%r9), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rdx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rdx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rdx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rdx)
+	addq	$64, %r9
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_none_open_next4_256:
+.Laesgen_aesni_gcm_none_open_again1_256:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_gcm_none_open_next1_256
 	vmovdqu	(%r9), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4042,12 +5431,12 @@ aesgen_aesni_gcm_none_open:
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top1_256
+	jmp	.Laesgen_aesni_gcm_none_open_again1_256
 .Laesgen_aesni_gcm_none_open_next1_256:
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_none_open_end256
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4078,9 +5467,9 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_6
 	movq	(%r9), %r10
@@ -4126,217 +5515,222 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_6:
 .Laesgen_aesni_gcm_none_open_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_data128:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_open_top8_128:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next8_128
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_open_small128
+.Laesgen_aesni_gcm_none_open_top128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_drain128
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%r9), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%r9), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vmovdqu	32(%r9), %xmm13
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	48(%r9), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	48(%rdi), %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	64(%r9), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm0
+	vmovdqu	80(%r9), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	96(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	96(%r9), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	112(%r9), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -4356,32 +5750,166 @@ aesgen_aesni_gcm_none_open:
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top8_128
-.Laesgen_aesni_gcm_none_open_next8_128:
-.Laesgen_aesni_gcm_none_open_top1_128:
+	jmp	.Laesgen_aesni_gcm_none_open_top128
+.Laesgen_aesni_gcm_none_open_drain128:
+.Laesgen_aesni_gcm_none_open_small128:
+.Laesgen_aesni_gcm_none_open_again4_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next4_128
+	vmovdqu	(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%r9), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%r9), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%r9), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rdx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rdx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rdx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rdx)
+	addq	$64, %r9
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_none_open_next4_128:
+.Laesgen_aesni_gcm_none_open_again1_128:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_gcm_none_open_next1_128
 	vmovdqu	(%r9), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4409,12 +5937,12 @@ aesgen_aesni_gcm_none_open:
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top1_128
+	jmp	.Laesgen_aesni_gcm_none_open_again1_128
 .Laesgen_aesni_gcm_none_open_next1_128:
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_none_open_end128
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4437,9 +5965,9 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_7
 	movq	(%r9), %r10
@@ -4485,235 +6013,240 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_7:
 .Laesgen_aesni_gcm_none_open_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_data192:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_open_top8_192:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next8_192
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_open_small192
+.Laesgen_aesni_gcm_none_open_top192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_drain192
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%r9), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm8, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%r9), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	(%rdi), %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	32(%r9), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	48(%r9), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	64(%r9), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	96(%rdi), %xmm0
+	vmovdqu	80(%r9), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	112(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	96(%r9), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	112(%r9), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -4733,32 +6266,176 @@ aesgen_aesni_gcm_none_open:
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top8_192
-.Laesgen_aesni_gcm_none_open_next8_192:
-.Laesgen_aesni_gcm_none_open_top1_192:
+	jmp	.Laesgen_aesni_gcm_none_open_top192
+.Laesgen_aesni_gcm_none_open_drain192:
+.Laesgen_aesni_gcm_none_open_small192:
+.Laesgen_aesni_gcm_none_open_again4_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_none_open_next4_192
+	vmovdqu	(%r9), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%r9), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%r9), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%r9), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rdx)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rdx)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rdx)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rdx)
+	addq	$64, %r9
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_none_open_next4_192:
+.Laesgen_aesni_gcm_none_open_again1_192:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_gcm_none_open_next1_192
 	vmovdqu	(%r9), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4790,12 +6467,12 @@ aesgen_aesni_gcm_none_open:
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top1_192
+	jmp	.Laesgen_aesni_gcm_none_open_again1_192
 .Laesgen_aesni_gcm_none_open_next1_192:
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_none_open_end192
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -4822,9 +6499,9 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_8
 	movq	(%r9), %r10
@@ -4870,25 +6547,25 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_8:
 .Laesgen_aesni_gcm_none_open_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_open_in_data_2
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_3
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4902,22 +6579,22 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed_3:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_open_in_data_2:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_4
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4931,18 +6608,18 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_open_flushed_4:
-	movq	480(%rdi), %rsi
+	movq	608(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	488(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rsi, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -4956,10 +6633,10 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rsi, %rsi
-	leaq	464(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -5073,6 +6750,9 @@ aesgen_aesni_gcm_none_open:
 	.p2align	4
 .Laesgen_aesni_gcm_none_open_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_open_step1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # start(ctx, nonce, nonce_len): begin a message under this nonce.
@@ -5089,33 +6769,33 @@ aesgen_aesni_gcm_none_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_start_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	vmovdqa	464(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	432(%rdi,%rcx,1), %r10
+	leaq	560(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_start_no8
@@ -5150,13 +6830,13 @@ aesgen_aesni_gcm_none_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_none_start_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5170,7 +6850,7 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_start_whole:
 .Laesgen_aesni_gcm_none_start_hash8:
 	cmpq	$128, %rdx
@@ -5178,92 +6858,95 @@ aesgen_aesni_gcm_none_start:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_start_hash8
@@ -5274,29 +6957,32 @@ aesgen_aesni_gcm_none_start:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_start_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_start_hash1
 .Laesgen_aesni_gcm_none_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_start_absorbed
-	leaq	432(%rdi), %rcx
+	leaq	560(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_start_no8_2
 	movq	(%rsi), %r8
@@ -5326,18 +7012,18 @@ aesgen_aesni_gcm_none_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_none_start_no1_2:
 .Laesgen_aesni_gcm_none_start_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5351,14 +7037,14 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -5373,12 +7059,12 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_aesni_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_start_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_start_aes128
@@ -5469,7 +7155,7 @@ aesgen_aesni_gcm_none_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_aes_done
 .Laesgen_aesni_gcm_none_start_aes_done:
-	vmovdqa	%xmm0, 384(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -5499,22 +7185,22 @@ aesgen_aesni_gcm_none_start:
 	.p2align	5
 aesgen_aesni_gcm_none_aad:
 	endbr64
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	480(%rdi), %rax
+	subq	608(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_aad_refuse
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%rdx, 480(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%rdx, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	432(%rdi,%rax,1), %r9
+	leaq	560(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_aad_no8
@@ -5549,13 +7235,13 @@ aesgen_aesni_gcm_none_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_aad_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5569,7 +7255,7 @@ aesgen_aesni_gcm_none_aad:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_aad_whole:
 .Laesgen_aesni_gcm_none_aad_hash8:
 	cmpq	$128, %rdx
@@ -5577,92 +7263,95 @@ aesgen_aesni_gcm_none_aad:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	32(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	48(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	64(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	96(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vmovdqu	112(%rsi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm4
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm5
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 272(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 272(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 400(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 288(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 416(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 304(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 304(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 432(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	64(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 320(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 320(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 448(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	80(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 336(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 336(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	96(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rsi), %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rsi
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_none_aad_hash8
@@ -5673,29 +7362,32 @@ aesgen_aesni_gcm_none_aad:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_aad_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rsi
 	subq	$16, %rdx
 	jmp	.Laesgen_aesni_gcm_none_aad_hash1
 .Laesgen_aesni_gcm_none_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_absorbed
-	leaq	432(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_no8_2
 	movq	(%rsi), %rcx
@@ -5725,7 +7417,7 @@ aesgen_aesni_gcm_none_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_none_aad_no1_2:
 .Laesgen_aesni_gcm_none_aad_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -5755,22 +7447,22 @@ aesgen_aesni_gcm_none_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_encrypt_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_encrypt_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5784,14 +7476,14 @@ aesgen_aesni_gcm_none_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_bulk
 	movq	$16, %r8
@@ -5800,8 +7492,8 @@ aesgen_aesni_gcm_none_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_encrypt_no8
 	movq	(%r9), %rbp
@@ -5852,13 +7544,13 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_encrypt_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -5872,7 +7564,7 @@ aesgen_aesni_gcm_none_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -5880,26 +7572,25 @@ aesgen_aesni_gcm_none_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_encrypt_data192
 .Laesgen_aesni_gcm_none_encrypt_data256:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_encrypt_top8_256:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next8_256
+	jb	.Laesgen_aesni_gcm_none_encrypt_small256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6051,105 +7742,524 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%rsi), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top8_256
-.Laesgen_aesni_gcm_none_encrypt_next8_256:
-.Laesgen_aesni_gcm_none_encrypt_top1_256:
+.Laesgen_aesni_gcm_none_encrypt_top256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_drain256
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpshufd	$78, %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
+	vmovdqu	-112(%rcx), %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	-32(%rcx), %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	176(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm10, %xmm10
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_top256
+.Laesgen_aesni_gcm_none_encrypt_drain256:
+	vmovdqu	-128(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+.Laesgen_aesni_gcm_none_encrypt_small256:
+.Laesgen_aesni_gcm_none_encrypt_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_next4_256
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_next4_256:
+.Laesgen_aesni_gcm_none_encrypt_again1_256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_next1_256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6185,31 +8295,34 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top1_256
+	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_256
 .Laesgen_aesni_gcm_none_encrypt_next1_256:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_end256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6240,9 +8353,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -6288,29 +8401,28 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_2:
 .Laesgen_aesni_gcm_none_encrypt_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_data128:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_encrypt_top8_128:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next8_128
+	jb	.Laesgen_aesni_gcm_none_encrypt_small128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6426,105 +8538,468 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%rsi), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top8_128
-.Laesgen_aesni_gcm_none_encrypt_next8_128:
-.Laesgen_aesni_gcm_none_encrypt_top1_128:
+.Laesgen_aesni_gcm_none_encrypt_top128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_drain128
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpshufd	$78, %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vmovdqu	-96(%rcx), %xmm13
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	48(%rdi), %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm0
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	96(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_top128
+.Laesgen_aesni_gcm_none_encrypt_drain128:
+	vmovdqu	-128(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+.Laesgen_aesni_gcm_none_encrypt_small128:
+.Laesgen_aesni_gcm_none_encrypt_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_next4_128
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_next4_128:
+.Laesgen_aesni_gcm_none_encrypt_again1_128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_next1_128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6552,31 +9027,34 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top1_128
+	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_128
 .Laesgen_aesni_gcm_none_encrypt_next1_128:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_end128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6599,9 +9077,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -6647,29 +9125,28 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_3:
 .Laesgen_aesni_gcm_none_encrypt_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_data192:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_encrypt_top8_192:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next8_192
+	jb	.Laesgen_aesni_gcm_none_encrypt_small192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
@@ -6803,105 +9280,496 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	%xmm8, 96(%rcx)
 	vpxor	112(%rsi), %xmm9, %xmm9
 	vmovdqu	%xmm9, 112(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top8_192
-.Laesgen_aesni_gcm_none_encrypt_next8_192:
-.Laesgen_aesni_gcm_none_encrypt_top1_192:
+.Laesgen_aesni_gcm_none_encrypt_top192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_drain192
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm8, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	(%rdi), %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	96(%rdi), %xmm0
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	112(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_top192
+.Laesgen_aesni_gcm_none_encrypt_drain192:
+	vmovdqu	-128(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm0
+	vmovdqu	-112(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 272(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 400(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-96(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 288(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-80(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 304(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-64(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 320(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	-16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+.Laesgen_aesni_gcm_none_encrypt_small192:
+.Laesgen_aesni_gcm_none_encrypt_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_next4_192
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_next4_192:
+.Laesgen_aesni_gcm_none_encrypt_again1_192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_next1_192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6933,31 +9801,34 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqu	(%rcx), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top1_192
+	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_192
 .Laesgen_aesni_gcm_none_encrypt_next1_192:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_end192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -6984,9 +9855,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -7032,10 +9903,10 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_4:
 .Laesgen_aesni_gcm_none_encrypt_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -7056,7 +9927,7 @@ aesgen_aesni_gcm_none_encrypt:
 .Laesgen_aesni_gcm_none_encrypt_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_one:
+.Laesgen_aesni_gcm_none_encrypt_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -7072,22 +9943,22 @@ aesgen_aesni_gcm_none_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	488(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_decrypt_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_decrypt_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -7101,14 +9972,14 @@ aesgen_aesni_gcm_none_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_bulk
 	movq	$16, %r8
@@ -7117,8 +9988,8 @@ aesgen_aesni_gcm_none_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_decrypt_no8
 	movq	(%r9), %rbp
@@ -7169,13 +10040,13 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_decrypt_saved
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -7189,7 +10060,7 @@ aesgen_aesni_gcm_none_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -7197,250 +10068,255 @@ aesgen_aesni_gcm_none_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_decrypt_data192
 .Laesgen_aesni_gcm_none_decrypt_data256:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_decrypt_top8_256:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next8_256
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_decrypt_small256
+.Laesgen_aesni_gcm_none_decrypt_top256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_drain256
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm8, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	208(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	224(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vmovdqu	16(%rsi), %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	32(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	96(%rsi), %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	176(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm10, %xmm10
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -7460,32 +10336,186 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top8_256
-.Laesgen_aesni_gcm_none_decrypt_next8_256:
-.Laesgen_aesni_gcm_none_decrypt_top1_256:
+	jmp	.Laesgen_aesni_gcm_none_decrypt_top256
+.Laesgen_aesni_gcm_none_decrypt_drain256:
+.Laesgen_aesni_gcm_none_decrypt_small256:
+.Laesgen_aesni_gcm_none_decrypt_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next4_256
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_next4_256:
+.Laesgen_aesni_gcm_none_decrypt_again1_256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_next1_256
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7521,12 +10551,12 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top1_256
+	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_256
 .Laesgen_aesni_gcm_none_decrypt_next1_256:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_end256
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7557,9 +10587,9 @@ aesgen_aesni_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -7605,217 +10635,222 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_2:
 .Laesgen_aesni_gcm_none_decrypt_end256:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_data128:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_decrypt_top8_128:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next8_128
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_decrypt_small128
+.Laesgen_aesni_gcm_none_decrypt_top128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_drain128
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm7, %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%rsi), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vmovdqu	32(%rsi), %xmm13
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	48(%rdi), %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm0
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vmovdqa	96(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	96(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -7835,32 +10870,166 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top8_128
-.Laesgen_aesni_gcm_none_decrypt_next8_128:
-.Laesgen_aesni_gcm_none_decrypt_top1_128:
+	jmp	.Laesgen_aesni_gcm_none_decrypt_top128
+.Laesgen_aesni_gcm_none_decrypt_drain128:
+.Laesgen_aesni_gcm_none_decrypt_small128:
+.Laesgen_aesni_gcm_none_decrypt_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next4_128
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_next4_128:
+.Laesgen_aesni_gcm_none_decrypt_again1_128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_next1_128
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7888,12 +11057,12 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top1_128
+	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_128
 .Laesgen_aesni_gcm_none_decrypt_next1_128:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_end128
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -7916,9 +11085,9 @@ aesgen_aesni_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -7964,235 +11133,240 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_3:
 .Laesgen_aesni_gcm_none_decrypt_end128:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_data192:
-	vmovdqa	400(%rdi), %xmm1
-.Laesgen_aesni_gcm_none_decrypt_top8_192:
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next8_192
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	64(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	80(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	96(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vmovdqu	112(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm7, %xmm7
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_none_decrypt_small192
+.Laesgen_aesni_gcm_none_decrypt_top192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_drain192
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm8, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm8, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 384(%rdi), %xmm0, %xmm12
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%rsi), %xmm13
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufd	$78, %xmm13, %xmm14
+	vmovdqa	(%rdi), %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm15
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 400(%rdi), %xmm14, %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	32(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm15
+	vmovdqa	32(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 416(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 432(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm14, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 448(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	96(%rdi), %xmm0
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm15, %xmm10, %xmm10
+	vmovdqa	112(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 464(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	96(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm15
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 480(%rdi), %xmm14, %xmm13
+	vmovdqa	144(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm14, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm15
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm15, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 496(%rdi), %xmm14, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm10, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -8212,32 +11386,176 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top8_192
-.Laesgen_aesni_gcm_none_decrypt_next8_192:
-.Laesgen_aesni_gcm_none_decrypt_top1_192:
+	jmp	.Laesgen_aesni_gcm_none_decrypt_top192
+.Laesgen_aesni_gcm_none_decrypt_drain192:
+.Laesgen_aesni_gcm_none_decrypt_small192:
+.Laesgen_aesni_gcm_none_decrypt_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_next4_192
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 448(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 336(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 464(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 352(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 352(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 480(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_next4_192:
+.Laesgen_aesni_gcm_none_decrypt_again1_192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_next1_192
 	vmovdqu	(%rsi), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8269,12 +11587,12 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	$16, %rsi
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top1_192
+	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_192
 .Laesgen_aesni_gcm_none_decrypt_next1_192:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_end192
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_one(%rip), %xmm1, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
 	vmovdqa	(%rdi), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
@@ -8301,9 +11619,9 @@ aesgen_aesni_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -8349,10 +11667,10 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_4:
 .Laesgen_aesni_gcm_none_decrypt_end192:
-	vmovdqa	%xmm1, 400(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -8373,7 +11691,7 @@ aesgen_aesni_gcm_none_decrypt:
 .Laesgen_aesni_gcm_none_decrypt_ghash_poly:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_one:
+.Laesgen_aesni_gcm_none_decrypt_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -8390,19 +11708,19 @@ aesgen_aesni_gcm_none_finish_seal:
 	jb	.Laesgen_aesni_gcm_none_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_seal_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_seal_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -8416,22 +11734,22 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -8445,18 +11763,18 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_finish_seal_flushed_2:
-	movq	480(%rdi), %rax
+	movq	608(%rdi), %rax
 	shlq	$3, %rax
-	movq	488(%rdi), %rcx
+	movq	616(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -8470,9 +11788,9 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
-	leaq	464(%rdi), %rax
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_seal_no16
 	movq	(%rax), %rcx
@@ -8539,19 +11857,19 @@ aesgen_aesni_gcm_none_finish_open:
 	jb	.Laesgen_aesni_gcm_none_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_open_refuse
-	cmpq	$0, 496(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_open_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -8565,22 +11883,22 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -8594,18 +11912,18 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_finish_open_flushed_2:
-	movq	480(%rdi), %rcx
+	movq	608(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	488(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 256(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -8619,10 +11937,10 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rcx, %rcx
-	leaq	464(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -8685,7 +12003,7 @@ aesgen_aesni_gcm_none_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 512 bytes of the context.
+# wipe(ctx): zero all 640 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_aesni_gcm_none_wipe
@@ -8694,7 +12012,7 @@ aesgen_aesni_gcm_none_finish_open:
 aesgen_aesni_gcm_none_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$8, %rax
+	movq	$10, %rax
 .Laesgen_aesni_gcm_none_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)

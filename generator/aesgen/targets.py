@@ -58,6 +58,9 @@ class Preset:
     methods: tuple[MethodChoice, ...]
     source: Path
     match: CpuMatch | None = None
+    # [gcm] multiply: how GHASH multiplies on this CPU ("schoolbook" or "karatsuba"),
+    # chosen from measurements recorded beside it in the preset file
+    gcm_multiply: str = "schoolbook"
 
     def method(self, name: str) -> MethodChoice | None:
         return next((m for m in self.methods if m.variant == name), None)
@@ -84,7 +87,11 @@ def load_preset(path: Path) -> Preset:
                                  c["interleave"])
                     for v, c in d.get("methods", {}).items())
     preset = Preset(d["name"], d["arch"], d["description"], tuple(d["features"]),
-                    d["mca_cpu"], d["zmm_lowers_clock"], methods, path, _match(d.get("match")))
+                    d["mca_cpu"], d["zmm_lowers_clock"], methods, path, _match(d.get("match")),
+                    d.get("gcm", {}).get("multiply", "schoolbook"))
+    if preset.gcm_multiply not in ("schoolbook", "karatsuba"):
+        raise TargetError(f"{path.name}: [gcm] multiply must be schoolbook or karatsuba, "
+                          f"not {preset.gcm_multiply!r}")
     if preset.name != path.stem:
         raise TargetError(f"{path.name}: name {preset.name!r} differs from the file name")
     known = load_features(preset.arch, path.parent)

@@ -12,7 +12,7 @@ import jinja2
 
 from .. import __version__
 from ..kernels.spec import KernelSpec
-from ..modes import mode
+from ..modes import encoding_for, features_for, mode
 from ..paths import TEMPLATES
 from ..targets import Preset, load_features, load_priority
 from .compile import CompiledKernel, compile_kernel
@@ -81,19 +81,21 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
     specs = []
     for name in req.modes:
         desc = mode(name)
-        if any(f not in req.preset.features for f in desc.needs):
-            continue
         for method in req.methods:
             choice = req.preset.method(method)
             if choice is None:
                 raise ValueError(f"preset {req.preset.name} has no method {method!r}")
-            if choice.method not in desc.methods or (desc.aead and choice.width != 128):
+            if choice.method not in desc.methods or any(
+                    f not in req.preset.features for f in features_for(desc, choice.method)):
                 continue
+            encoding = encoding_for(desc, choice.method, choice.encoding)
             for face in req.faces:
                 if face in desc.faces:
                     specs.append(KernelSpec(choice.method, face, req.key_bits,
-                                            choice.interleave, choice.encoding, req.prefix,
-                                            choice.width, name))
+                                            choice.interleave, encoding, req.prefix,
+                                            choice.width, name,
+                                            req.preset.gcm_multiply if desc.aead
+                                            else "schoolbook"))
     return specs
 
 

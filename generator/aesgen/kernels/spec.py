@@ -45,8 +45,14 @@ class KernelSpec:
     prefix: str = "aesgen_"
     width: int = 128                 # bits per vector register: 128, 256 or 512
     mode: str = "ctr"                # "ctr" (keystream kernels) or an AEAD: "gcm"
+    # how the hash engine multiplies (GCM): "schoolbook" (4 carry-less multiplies a block)
+    # or "karatsuba" (3, and a shuffle); chosen per preset from measurements
+    hash_multiply: str = "schoolbook"
 
     def __post_init__(self) -> None:
+        if self.hash_multiply not in ("schoolbook", "karatsuba"):
+            raise ValueError(f"hash_multiply must be schoolbook or karatsuba, not "
+                             f"{self.hash_multiply!r}")
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; known: {', '.join(MODES)}")
         if self.method not in METHODS:

@@ -107,6 +107,13 @@ def steady_loop(ck: CompiledKernel, bits: int) -> list[Instruction]:
     return out
 
 
+def mca_tool() -> str | None:
+    """llvm-19's llvm-mca where installed (it models znver4 and sapphirerapids), else the
+    default one."""
+    return (shutil.which("llvm-mca-19") or shutil.which("/usr/lib/llvm-19/bin/llvm-mca")
+            or shutil.which("llvm-mca"))
+
+
 def mca_arch(cpu: str) -> str:
     return "aarch64" if AARCH64_MODELS.match(cpu) else "x86_64"
 
@@ -115,7 +122,7 @@ def run_llvm_mca(lines: list[str], cpu: str, arch: str, blocks: int,
                  iterations: int = 200) -> McaResult:
     """Predicted cycles per block; instructions the model cannot read are dropped, named."""
     result = McaResult(cpu)
-    tool = shutil.which("llvm-mca")
+    tool = mca_tool()
     if tool is None:
         result.note = "llvm-mca not installed"
         return result
