@@ -25,37 +25,20 @@ each stores its own entry (s ^ C); no set-up pass computes entries a message doe
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..dsl.builder import KernelBuilder
 from ..dsl.ir import Function
-from ..dsl.operands import Imm, Label, Mem, Reg, gp
+from ..dsl.operands import Imm, Label, Reg, gp
 from ..isa.table import load_table
 from . import ctx_layout as L
-from .engines import RoundEngine, engine_for
+from .engine_choice import engine_for
+from .engines import RoundEngine
 from .spec import FACE_ROUNDS, ROUNDS, KernelSpec
+from .ctr_stream import (Stream, count_up, counter_in_every_lane, counter_tag, loop_exit,
+                         loop_head, mem, open_stream, spread_blocks)
+from .grouped_ctr import stream_body as grouped_stream_body
 from .vector_ops import VectorOps
 
 BSWAP128 = bytes(range(15, -1, -1))
-
-
-def _m(width: int, base: Reg, disp: int = 0, index: Reg | None = None, scale: int = 1) -> Mem:
-    return Mem(width, base=base, index=index, scale=scale, disp=disp)
-
-
-@dataclass
-class Stream:
-    """The registers one key size's loop works with."""
-    ctx: Reg
-    out: Reg
-    inp: Reg
-    length: Reg
-    lo: Reg          # counter bytes 8..15 as a number
-    hi: Reg          # counter bytes 0..7
-    idx: Reg         # in15 of the next block
-    end: Label       # store the counter and return
-    top: Label       # next batch
-    keys: object     # the engine's round-key access for this key size
 
 
 class Kernel:
@@ -92,11 +75,6 @@ class Kernel:
         return x
 
 
-def _count_up(b: KernelBuilder, lo: Reg, hi: Reg, n: int) -> None:
-    b.asm.add(lo, Imm(n))
-    b.asm.adc(hi, Imm(0))
-
-
 # ====================================================================================
 # init, set_iv, wipe
 # ====================================================================================
@@ -126,10 +104,10 @@ def build_init(k: Kernel) -> Function:
         b.bind(label)
         with b.phase("key_expansion"):
             k.engine.expand_key(b, v, ctx, key, bits)
-            a.mov(_m(32, ctx, L.KEY_BITS), Imm(bits))
+            a.mov(mem(32, ctx, L.KEY_BITS), Imm(bits))
         a.jmp(common)
     b.bind(common)
-    a.mov(_m(64, ctx, L.TAG_HI), Imm(L.NO_TABLE))
+    a.mov(mem(64, ctx, L.TAG_HI), Imm(L.NO_TABLE))
     _set_iv_body(b, ctx, iv)
     a.xor(gp("eax"), gp("eax"))
     b.bind(ret)
@@ -141,14 +119,14 @@ def build_init(k: Kernel) -> Function:
 def _set_iv_body(b: KernelBuilder, ctx: Reg, iv: Reg) -> None:
     a = b.asm
     hi, lo = b.gp(), b.gp()
-    a.mov(hi, _m(64, iv, 0))
-    a.mov(lo, _m(64, iv, 8))
+    a.mov(hi, mem(64, iv, 0))
+    a.mov(lo, mem(64, iv, 8))
     a.bswap(hi)
     a.bswap(lo)
-    a.mov(_m(64, ctx, L.CTR_HI), hi)
-    a.mov(_m(64, ctx, L.CTR_LO), lo)
-    a.mov(_m(64, ctx, L.KEYSTREAM_LEFT), Imm(0))
-    a.mov(_m(64, ctx, L.WINDOW_LO), Imm(L.NO_WINDOW))   # caches are checked again on use
+    a.mov(mem(64, ctx, L.CTR_HI), hi)
+    a.mov(mem(64, ctx, L.CTR_LO), lo)
+    a.mov(mem(64, ctx, L.KEYSTREAM_LEFT), Imm(0))
+    a.mov(mem(64, ctx, L.WINDOW_LO), Imm(L.NO_WINDOW))   # caches are checked again on use
 
 
 def build_set_iv(k: Kernel) -> Function:
@@ -174,7 +152,7 @@ def _zero_context(k: Kernel, b: KernelBuilder, v: VectorOps, ctx: Reg) -> None:
     loop = b.label("zero")
     b.bind(loop)
     for off in range(0, 64, width // 8):
-        v.store(_m(width, p, off), z, aligned=False)
+        v.store(mem(width, p, off), z, aligned=False)
     a.add(p, Imm(64))
     a.dec(n)
     a.jne(loop)
@@ -209,16 +187,16 @@ def build_xor_stream(k: Kernel) -> Function:
     bulk, drain, drained = b.label("bulk"), b.label("drain"), b.label("drained")
     with b.phase("partial"):
         left = b.gp()
-        a.mov(left, _m(64, ctx, L.KEYSTREAM_LEFT))
+        a.mov(left, mem(64, ctx, L.KEYSTREAM_LEFT))
         a.test(left, left)
         a.je(bulk)
         b.bind(drain)
         p, t = b.gp(), b.gp()
         a.mov(p, ctx)
         a.sub(p, left)
-        a.movzx(t.w32, _m(8, p, L.KEYSTREAM + 16))
-        a.xor(t.w8, _m(8, inp))
-        a.mov(_m(8, out), t.w8)
+        a.movzx(t.w32, mem(8, p, L.KEYSTREAM + 16))
+        a.xor(t.w8, mem(8, inp))
+        a.mov(mem(8, out), t.w8)
         a.inc(inp)
         a.inc(out)
         a.dec(length)
@@ -227,7 +205,7 @@ def build_xor_stream(k: Kernel) -> Function:
         a.test(length, length)
         a.jne(drain)
         b.bind(drained)
-        a.mov(_m(64, ctx, L.KEYSTREAM_LEFT), left)
+        a.mov(mem(64, ctx, L.KEYSTREAM_LEFT), left)
         a.test(length, length)
         a.je(done)
 
@@ -235,15 +213,12 @@ def build_xor_stream(k: Kernel) -> Function:
     b.bind(bulk)
     bodies = {bits: b.label(f"aes{bits}") for bits in spec.key_bits}
     kb = b.gp()
-    a.mov(kb.w32, _m(32, ctx, L.KEY_BITS))
+    a.mov(kb.w32, mem(32, ctx, L.KEY_BITS))
     for bits, label in bodies.items():
         a.cmp(kb.w32, Imm(bits))
         a.je(label)
     a.jmp(done)                      # not initialised: nothing to do
-    if k.engine.grouped_batches:
-        from .grouped_ctr import stream_body
-    else:
-        stream_body = _stream_body
+    stream_body = grouped_stream_body if k.engine.grouped_batches else _stream_body
     for bits, label in bodies.items():
         b.bind(label)
         stream_body(k, b, v, bits, ctx, out, inp, length, done)
@@ -293,7 +268,7 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
                 a.cmp(s.idx, Imm(256 - blocks))
                 a.ja(tries[n + 1])
                 if face != "none":
-                    a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
+                    a.cmp(mem(64, ctx, L.FILL_COUNT), Imm(256))
                     a.jne(fill)
                 elif pow2:
                     a.test(s.idx, Imm(blocks - 1))
@@ -318,47 +293,6 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
             _refresh(k, b, v, s, bits, window_ok)
 
 
-def open_stream(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg,
-                inp: Reg, length: Reg) -> Stream:
-    """The registers of one key size's loop: the counter read from the context, the
-    engine's round-key access, the loop's top and end labels."""
-    top, end = b.label(f"top{bits}"), b.label(f"end{bits}")
-    lo, hi, idx = b.gp(), b.gp(), b.gp()
-    b.asm.mov(lo, _m(64, ctx, L.CTR_LO))
-    b.asm.mov(hi, _m(64, ctx, L.CTR_HI))
-    with b.phase("key_load"):
-        keys = k.engine.prepare(k, b, v, ctx, bits)
-    return Stream(ctx, out, inp, length, lo, hi, idx, end, top, keys)
-
-
-def loop_head(b: KernelBuilder, s: Stream, face: str, refresh: Label, window_ok: Label) -> None:
-    """The top of a batch loop: stop at length 0; with FACE, go to ``refresh`` when the
-    counter has left the window the caches hold; then idx = in15 of the next block."""
-    a = b.asm
-    with b.phase("loop"):
-        b.bind(s.top)
-        a.test(s.length, s.length)
-        a.je(s.end)
-        if face != "none":
-            t = b.gp()
-            a.mov(t, s.lo)
-            b.emit("and", t, Imm(-256))
-            a.cmp(t, _m(64, s.ctx, L.WINDOW_LO))
-            a.jne(refresh)
-            a.cmp(s.hi, _m(64, s.ctx, L.WINDOW_HI))
-            a.jne(refresh)
-        b.bind(window_ok)
-        a.movzx(s.idx.w32, s.lo.w8)
-
-
-def loop_exit(b: KernelBuilder, s: Stream, done: Label) -> None:
-    """Where the batch loop ends: keep the counter in the context for the next call."""
-    b.bind(s.end)
-    b.asm.mov(_m(64, s.ctx, L.CTR_LO), s.lo)
-    b.asm.mov(_m(64, s.ctx, L.CTR_HI), s.hi)
-    b.asm.jmp(done)
-
-
 def _single_paths(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream,
                   single: Label) -> None:
     """Single blocks: what a window's or message's end leaves after the batch ladder."""
@@ -369,21 +303,13 @@ def _single_paths(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Strea
             _batch(k, b, v, bits, s, 1, 128, "full")
         else:
             single_fill = b.label(f"single_fill{bits}")
-            a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
+            a.cmp(mem(64, ctx, L.FILL_COUNT), Imm(256))
             a.jne(single_fill)
             _batch(k, b, v, bits, s, 1, 128, "fast")
     if face != "none":
         with b.region(f"single_fill-{bits}"):
             b.bind(single_fill)
             _batch(k, b, v, bits, s, 1, 128, "fill")
-
-
-def _lane_offsets(lanes: int, first: int) -> bytes:
-    """A vector constant adding first+k to byte 15 of lane k (in15 of the lane's block)."""
-    out = bytearray()
-    for lane in range(lanes):
-        out += bytes(15) + bytes([first + lane])
-    return bytes(out)
 
 
 def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: int,
@@ -408,14 +334,14 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
         with b.phase("counter"):
             table_ptr = b.gp()
             if face == "r1" and k.r1_entry == 4:
-                a.lea(table_ptr, _m(8, s.ctx, k.layout.table_r1, index=s.idx, scale=4))
+                a.lea(table_ptr, mem(8, s.ctx, k.layout.table_r1, index=s.idx, scale=4))
             elif face == "r1":
-                a.lea(table_ptr, _m(8, s.ctx, k.layout.table_r1, index=_scaled(b, s.idx, 4)))
+                a.lea(table_ptr, mem(8, s.ctx, k.layout.table_r1, index=_scaled(b, s.idx, 4)))
             else:
-                a.lea(table_ptr, _m(8, s.ctx, k.layout.table_r2, index=_scaled(b, s.idx, 4)))
+                a.lea(table_ptr, mem(8, s.ctx, k.layout.table_r2, index=_scaled(b, s.idx, 4)))
         cache = b.vec(width)
         with b.phase("rounds_0_2"):
-            v.broadcast_lane(cache, _m(128, s.ctx, L.CACHE_R1 if face == "r1"
+            v.broadcast_lane(cache, mem(128, s.ctx, L.CACHE_R1 if face == "r1"
                                        else L.CACHE_R2))
     if mode == "aligned":
         with b.phase("counter"):
@@ -423,7 +349,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
         with b.phase("rounds_0_2"):
             keyed = b.vec(width)
             v.xor(keyed, base, s.keys.get(b, v, 0, width))     # round 0 once a batch
-            _spread_blocks(b, v, blocks, keyed, v.xor)
+            spread_blocks(b, v, blocks, keyed, v.xor)
             blocks = k.engine.rounds(k, b, v, s.keys, blocks, 1, 2, nr) or blocks
         done = 2
     elif mode == "fast":
@@ -431,12 +357,12 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             for i, x in enumerate(blocks):
                 step = lanes * (r1_entry if face == "r1" else 16)
                 if face == "r1" and r1_entry == 4:
-                    v.load_u32(x, _m(32, table_ptr, 4 * i))
+                    v.load_u32(x, mem(32, table_ptr, 4 * i))
                     v.xor(x, x, cache)
                 else:
                     # entries are 16-byte aligned (the table is 64-aligned): legacy SSE
                     # may XOR them from memory directly
-                    v.xor(x, cache, _m(width, table_ptr, step * i))
+                    v.xor(x, cache, mem(width, table_ptr, step * i))
             done = skip
             if face == "r1":
                 blocks = k.engine.rounds(k, b, v, s.keys, blocks, 2, 2, nr) or blocks
@@ -444,7 +370,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
     else:
         with b.phase("counter"):
             base = counter_in_every_lane(k, b, v, s.lo, s.hi, width)
-            _spread_blocks(b, v, blocks, base, v.add_bytes)
+            spread_blocks(b, v, blocks, base, v.add_bytes)
         with b.phase("rounds_0_2"):
             if mode == "full":
                 blocks = k.engine.rounds(k, b, v, s.keys, blocks, 0, 2, nr) or blocks
@@ -457,10 +383,10 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
                     for i, x in enumerate(blocks):
                         v.xor(e, x, cache)
                         if face == "r1" and r1_entry == 4:
-                            v.store_u32(_m(32, table_ptr, 4 * i), e)
+                            v.store_u32(mem(32, table_ptr, 4 * i), e)
                         else:
                             step = lanes * (r1_entry if face == "r1" else 16)
-                            v.store(_m(width, table_ptr, step * i), e,
+                            v.store(mem(width, table_ptr, step * i), e,
                                     aligned=(width == 128))
                 if face == "r1":
                     blocks = k.engine.rounds(k, b, v, s.keys, blocks, 2, 2, nr) or blocks
@@ -472,13 +398,13 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
         with b.phase("table_fill"):
             fill_ok = b.label("fill_counted")
             count = b.gp()
-            a.mov(count, _m(64, s.ctx, L.FILL_COUNT))
+            a.mov(count, mem(64, s.ctx, L.FILL_COUNT))
             a.add(count, Imm(blocks_n))
             a.cmp(count, Imm(256))
             a.jbe(fill_ok)
             a.mov(count, Imm(256))
             b.bind(fill_ok)
-            a.mov(_m(64, s.ctx, L.FILL_COUNT), count)
+            a.mov(mem(64, s.ctx, L.FILL_COUNT), count)
     partial = b.label("partial") if blocks_n == 1 else None
     if partial is not None:
         with b.phase("partial"):
@@ -486,43 +412,16 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             a.jb(partial)
     with b.phase("load_xor_store"):
         for i, x in enumerate(blocks):
-            v.xor(x, x, _m(width, s.inp, width // 8 * i), unaligned=True)
-            v.store(_m(width, s.out, width // 8 * i), x, aligned=False)
+            v.xor(x, x, mem(width, s.inp, width // 8 * i), unaligned=True)
+            v.store(mem(width, s.out, width // 8 * i), x, aligned=False)
     with b.phase("loop"):
-        _count_up(b, s.lo, s.hi, blocks_n)
+        count_up(b, s.lo, s.hi, blocks_n)
         a.add(s.inp, Imm(16 * blocks_n))
         a.add(s.out, Imm(16 * blocks_n))
         a.sub(s.length, Imm(16 * blocks_n))
         a.jmp(s.top)
     if partial is not None:
         _partial_tail(b, v, s, blocks[0], partial)
-
-
-def counter_in_every_lane(k: Kernel, b: KernelBuilder, v: VectorOps, lo: Reg, hi: Reg,
-                          width: int) -> Reg:
-    """The counter block hi:lo (a batch's first), in each 128-bit lane of a width-bit
-    register."""
-    ctr = k.counter_block(b, v, lo, hi)
-    if width == 128:
-        return ctr
-    base = b.vec(width)
-    v.broadcast_register(base, ctr)
-    return base
-
-
-def _spread_blocks(b: KernelBuilder, v: VectorOps, blocks: list[Reg], base: Reg,
-                   combine) -> None:
-    """blocks[i] = combine(base, in15 offsets of register i's lanes): add_bytes for any
-    batch, XOR for an aligned one (where the offsets cannot carry)."""
-    width = base.width
-    lanes = width // 128
-    for i, x in enumerate(blocks):
-        if i == 0 and lanes == 1:
-            v.copy(x, base)
-        else:
-            offsets = b.const(f"lanes{width}_plus{i * lanes}", _lane_offsets(lanes, i * lanes),
-                              align=min(64, width // 8))
-            combine(x, base, offsets)
 
 
 def _scaled(b: KernelBuilder, idx: Reg, shift: int) -> Reg:
@@ -537,21 +436,21 @@ def _partial_tail(b: KernelBuilder, v: VectorOps, s: Stream, x: Reg, partial: La
     a = b.asm
     with b.phase("partial"):
         b.bind(partial)
-        v.store(_m(128, s.ctx, L.KEYSTREAM), x)
-        _count_up(b, s.lo, s.hi, 1)
+        v.store(mem(128, s.ctx, L.KEYSTREAM), x)
+        count_up(b, s.lo, s.hi, 1)
         j, t = b.gp(), b.gp()
         a.xor(j.w32, j.w32)
         loop = b.label("partial_byte")
         b.bind(loop)
-        a.movzx(t.w32, _m(8, s.ctx, L.KEYSTREAM, index=j))
-        a.xor(t.w8, _m(8, s.inp, index=j))
-        a.mov(_m(8, s.out, index=j), t.w8)
+        a.movzx(t.w32, mem(8, s.ctx, L.KEYSTREAM, index=j))
+        a.xor(t.w8, mem(8, s.inp, index=j))
+        a.mov(mem(8, s.out, index=j), t.w8)
         a.inc(j)
         a.cmp(j, s.length)
         a.jb(loop)
         a.mov(t, Imm(16))
         a.sub(t, s.length)
-        a.mov(_m(64, s.ctx, L.KEYSTREAM_LEFT), t)
+        a.mov(mem(64, s.ctx, L.KEYSTREAM_LEFT), t)
         a.jmp(s.end)
 
 
@@ -571,23 +470,14 @@ def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     x = k.counter_block(b, v, base, hi)
     x = (k.engine.rounds(k, b, v, s.keys, [x], 0, 1, nr) or [x])[0]
     if face == "r1":
-        v.store(_m(128, ctx, L.CACHE_R1), x)
+        v.store(mem(128, ctx, L.CACHE_R1), x)
     else:
         x = (k.engine.rounds(k, b, v, s.keys, [x], 2, 2, nr) or [x])[0]
-        v.store(_m(128, ctx, L.CACHE_R2), x)
-    a.mov(_m(64, ctx, L.WINDOW_LO), base)
-    a.mov(_m(64, ctx, L.WINDOW_HI), hi)
+        v.store(mem(128, ctx, L.CACHE_R2), x)
+    a.mov(mem(64, ctx, L.WINDOW_LO), base)
+    a.mov(mem(64, ctx, L.WINDOW_HI), hi)
     table_tag_check(b, ctx, lo, hi, window_ok)
     a.jmp(window_ok)
-
-
-def counter_tag(b: KernelBuilder, lo: Reg, hi: Reg, tag_lo: Reg, tag_hi: Reg) -> None:
-    """tag_lo:tag_hi = the counter's bytes 0, 5 and 10 (hi:lo masked): what the FACE
-    tables depend on besides the key, compared with TAG_LO/TAG_HI."""
-    b.asm.movabs(tag_lo, Imm(L.TAG_LO_MASK))
-    b.emit("and", tag_lo, lo)
-    b.asm.movabs(tag_hi, Imm(L.TAG_HI_MASK))
-    b.emit("and", tag_hi, hi)
 
 
 def table_tag_check(b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg, window_ok: Label) -> None:
@@ -600,23 +490,23 @@ def table_tag_check(b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg, window_ok: Lab
     tag_lo, tag_hi, here = b.gp(), b.gp(), b.gp()
     a.movzx(here.w32, lo.w8)
     counter_tag(b, lo, hi, tag_lo, tag_hi)
-    a.cmp(tag_lo, _m(64, ctx, L.TAG_LO))
+    a.cmp(tag_lo, mem(64, ctx, L.TAG_LO))
     a.jne(restart)
-    a.cmp(tag_hi, _m(64, ctx, L.TAG_HI))
+    a.cmp(tag_hi, mem(64, ctx, L.TAG_HI))
     a.jne(restart)
-    a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
+    a.cmp(mem(64, ctx, L.FILL_COUNT), Imm(256))
     a.je(window_ok)
     pos = b.gp()
-    a.mov(pos, _m(64, ctx, L.FILL_START))
-    a.add(pos, _m(64, ctx, L.FILL_COUNT))
+    a.mov(pos, mem(64, ctx, L.FILL_START))
+    a.add(pos, mem(64, ctx, L.FILL_COUNT))
     b.emit("and", pos, Imm(255))
     a.cmp(pos, here)
     a.je(window_ok)
     b.bind(restart)
-    a.mov(_m(64, ctx, L.TAG_LO), tag_lo)
-    a.mov(_m(64, ctx, L.TAG_HI), tag_hi)
-    a.mov(_m(64, ctx, L.FILL_START), here)
-    a.mov(_m(64, ctx, L.FILL_COUNT), Imm(0))
+    a.mov(mem(64, ctx, L.TAG_LO), tag_lo)
+    a.mov(mem(64, ctx, L.TAG_HI), tag_hi)
+    a.mov(mem(64, ctx, L.FILL_START), here)
+    a.mov(mem(64, ctx, L.FILL_COUNT), Imm(0))
 
 
 ENTRY_POINTS = ("init", "set_iv", "xor_stream", "wipe")

@@ -275,13 +275,3 @@ class GfniEngine(RoundEngine):
         self._subword_xmm(b, v, w)
         b.emit("xor", w.w32, Imm(rcon))
 
-
-def engine_for(spec: KernelSpec) -> RoundEngine:
-    if spec.method in ("aesni", "vaes256", "vaes512"):
-        return AesEngine(spec)
-    if spec.method == "gfni":
-        return GfniEngine(spec)
-    if spec.method == "bitsliced":
-        from .bitsliced import BitslicedEngine
-        return BitslicedEngine(spec)
-    raise ValueError(f"no round engine for method {spec.method!r}")

@@ -30,8 +30,8 @@ from __future__ import annotations
 from ..dsl.builder import KernelBuilder
 from ..dsl.operands import Imm, Label, Reg
 from . import ctx_layout as L
-from .ctr_kernel import (Stream, _count_up, _m, _spread_blocks, counter_in_every_lane,
-                         counter_tag, loop_exit, loop_head, open_stream)
+from .ctr_stream import (Stream, count_up, counter_in_every_lane, counter_tag, loop_exit,
+                         loop_head, mem, open_stream, spread_blocks)
 from .spec import FACE_ROUNDS, ROUNDS
 from .vector_ops import VectorOps
 
@@ -53,7 +53,7 @@ def stream_body(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg
         loop_head(b, s, face, refresh, window_ok)
         with b.phase("loop"):
             if face != "none":
-                a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
+                a.cmp(mem(64, ctx, L.FILL_COUNT), Imm(256))
                 a.jne(fill)
         keystream = _group(k, b, v, bits, s, "fast" if face != "none" else "full")
         _use(k, b, v, s, keystream, consume, bits)
@@ -95,7 +95,7 @@ def _group(k, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, mode: str) -
             slices = []
             for i in range(n_regs):
                 x = b.vec(width)
-                v.load(x, _m(width, entry, wb * i), aligned=False)
+                v.load(x, mem(width, entry, wb * i), aligned=False)
                 v.xor(x, x, eng.sliced_cache(k, i, width))   # 64-aligned
                 slices.append(x)
         slices = eng.slice_rounds(k, b, v, slices, skip + 1, nr, nr)
@@ -109,7 +109,7 @@ def _group(k, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, mode: str) -
         keyed = b.vec(width)
         v.xor(keyed, base, s.keys.get(b, v, 0, width))      # round 0 once a group
         regs = [b.vec(width) for _ in range(n_regs)]
-        _spread_blocks(b, v, regs, keyed, v.xor)       # offsets < B: XOR equals add
+        spread_blocks(b, v, regs, keyed, v.xor)       # offsets < B: XOR equals add
     slices = eng.to_slices(b, v, regs, 0, nr)
     if mode == "fill":
         slices = eng.slice_rounds(k, b, v, slices, 1, skip, nr)
@@ -128,7 +128,7 @@ def _entry_address(k, b: KernelBuilder, s: Stream, first: Reg) -> Reg:
     b.asm.mov(entry, first)
     b.asm.shl(entry, Imm(4))
     table = k.layout.table_r1 if k.spec.face == "r1" else k.layout.table_r2
-    b.asm.lea(entry, _m(8, s.ctx, table, index=entry))
+    b.asm.lea(entry, mem(8, s.ctx, table, index=entry))
     return entry
 
 
@@ -143,17 +143,17 @@ def _store_entry(k, b: KernelBuilder, v: VectorOps, s: Stream, slices: list[Reg]
     e = b.vec(width)
     for i, x in enumerate(slices):
         v.xor(e, x, eng.sliced_cache(k, i, width))
-        v.store(_m(width, entry, wb * i), e, aligned=False)
+        v.store(mem(width, entry, wb * i), e, aligned=False)
     group, flag = b.gp(), b.gp()
     counted = b.label("group_counted")
     a.mov(group, first)
     a.shr(group, Imm(group_blocks(k).bit_length() - 1))
     flags = k.layout.extra + eng.group_flags()
-    a.movzx(flag.w32, _m(8, s.ctx, flags, index=group))
+    a.movzx(flag.w32, mem(8, s.ctx, flags, index=group))
     a.test(flag, flag)
     a.jne(counted)
-    a.mov(_m(8, s.ctx, flags, index=group), Imm(1))
-    a.add(_m(64, s.ctx, L.FILL_COUNT), Imm(group_blocks(k)))
+    a.mov(mem(8, s.ctx, flags, index=group), Imm(1))
+    a.add(mem(64, s.ctx, L.FILL_COUNT), Imm(group_blocks(k)))
     b.bind(counted)
 
 
@@ -172,10 +172,10 @@ def _use(k, b: KernelBuilder, v: VectorOps, s: Stream, keystream: list[Reg], con
         a.jb(partial)
     with b.phase("load_xor_store"):
         for i, x in enumerate(keystream):
-            v.xor(x, x, _m(x.width, s.inp, wb * i), unaligned=True)
-            v.store(_m(x.width, s.out, wb * i), x, aligned=False)
+            v.xor(x, x, mem(x.width, s.inp, wb * i), unaligned=True)
+            v.store(mem(x.width, s.out, wb * i), x, aligned=False)
     with b.phase("loop"):
-        _count_up(b, s.lo, s.hi, blocks)
+        count_up(b, s.lo, s.hi, blocks)
         a.add(s.inp, Imm(16 * blocks))
         a.add(s.out, Imm(16 * blocks))
         a.sub(s.length, Imm(16 * blocks))
@@ -184,7 +184,7 @@ def _use(k, b: KernelBuilder, v: VectorOps, s: Stream, keystream: list[Reg], con
         b.bind(partial)
         buffer = k.layout.extra + k.engine.keystream_buffer()
         for i, x in enumerate(keystream):
-            v.store(_m(x.width, s.ctx, buffer + wb * i), x, aligned=False)
+            v.store(mem(x.width, s.ctx, buffer + wb * i), x, aligned=False)
         a.jmp(consume)
 
 
@@ -199,7 +199,7 @@ def _consume(k, b: KernelBuilder, v: VectorOps, s: Stream) -> None:
     a.mov(t, s.idx)
     b.emit("and", t, Imm(blocks - 1))
     a.shl(t, Imm(4))                       # bytes of the group before this block
-    a.lea(ks, _m(8, ctx, buffer, index=t))
+    a.lea(ks, mem(8, ctx, buffer, index=t))
     a.mov(n, Imm(16 * blocks))
     a.sub(n, t)                            # bytes left in the group
     keep = b.label("consume_n")
@@ -210,13 +210,13 @@ def _consume(k, b: KernelBuilder, v: VectorOps, s: Stream) -> None:
     a.xor(j.w32, j.w32)
     whole, part, used = b.label("consume_whole"), b.label("consume_part"), b.label("consume_used")
     b.bind(whole)
-    a.lea(t, _m(8, j, 16))
+    a.lea(t, mem(8, j, 16))
     a.cmp(t, n)
     a.ja(part)
     x = b.xmm()
-    v.load(x, _m(128, ks, 0, index=j), aligned=False)
-    v.xor(x, x, _m(128, s.inp, index=j), unaligned=True)
-    v.store(_m(128, s.out, index=j), x, aligned=False)
+    v.load(x, mem(128, ks, 0, index=j), aligned=False)
+    v.xor(x, x, mem(128, s.inp, index=j), unaligned=True)
+    v.store(mem(128, s.out, index=j), x, aligned=False)
     a.mov(j, t)
     a.jmp(whole)
     b.bind(part)
@@ -225,19 +225,19 @@ def _consume(k, b: KernelBuilder, v: VectorOps, s: Stream) -> None:
     tb, loop = b.gp(), b.label("consume_byte")
     a.mov(t, j)
     b.bind(loop)
-    a.movzx(tb.w32, _m(8, ks, 0, index=t))
-    a.xor(tb.w8, _m(8, s.inp, index=t))
-    a.mov(_m(8, s.out, index=t), tb.w8)
+    a.movzx(tb.w32, mem(8, ks, 0, index=t))
+    a.xor(tb.w8, mem(8, s.inp, index=t))
+    a.mov(mem(8, s.out, index=t), tb.w8)
     a.inc(t)
     a.cmp(t, n)
     a.jb(loop)
     rest = b.xmm()
-    v.load(rest, _m(128, ks, 0, index=j), aligned=False)
-    v.store(_m(128, ctx, L.KEYSTREAM), rest)
+    v.load(rest, mem(128, ks, 0, index=j), aligned=False)
+    v.store(mem(128, ctx, L.KEYSTREAM), rest)
     a.add(j, Imm(16))
     a.mov(t, j)
     a.sub(t, n)
-    a.mov(_m(64, ctx, L.KEYSTREAM_LEFT), t)
+    a.mov(mem(64, ctx, L.KEYSTREAM_LEFT), t)
     b.bind(used)
     a.shr(j, Imm(4))                       # blocks used
     a.add(s.lo, j)
@@ -259,22 +259,22 @@ def _refresh(k, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
     b.emit("and", base, Imm(-256))
     x = k.counter_block(b, v, base, hi)
     x = (k.engine.rounds(k, b, v, s.keys, [x], 0, skip, nr) or [x])[0]
-    v.store(_m(128, ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2), x)
+    v.store(mem(128, ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2), x)
     k.engine.store_sliced_cache(k, b, v, ctx, x, skip, nr)
-    a.mov(_m(64, ctx, L.WINDOW_LO), base)
-    a.mov(_m(64, ctx, L.WINDOW_HI), hi)
+    a.mov(mem(64, ctx, L.WINDOW_LO), base)
+    a.mov(mem(64, ctx, L.WINDOW_HI), hi)
     tag_lo, tag_hi = b.gp(), b.gp()
     counter_tag(b, lo, hi, tag_lo, tag_hi)
     restart = b.label("restart")
-    a.cmp(tag_lo, _m(64, ctx, L.TAG_LO))
+    a.cmp(tag_lo, mem(64, ctx, L.TAG_LO))
     a.jne(restart)
-    a.cmp(tag_hi, _m(64, ctx, L.TAG_HI))
+    a.cmp(tag_hi, mem(64, ctx, L.TAG_HI))
     a.je(window_ok)
     b.bind(restart)
-    a.mov(_m(64, ctx, L.TAG_LO), tag_lo)
-    a.mov(_m(64, ctx, L.TAG_HI), tag_hi)
-    a.mov(_m(64, ctx, L.FILL_COUNT), Imm(0))
+    a.mov(mem(64, ctx, L.TAG_LO), tag_lo)
+    a.mov(mem(64, ctx, L.TAG_HI), tag_hi)
+    a.mov(mem(64, ctx, L.FILL_COUNT), Imm(0))
     flags = k.layout.extra + k.engine.group_flags()
     for off in range(0, 256 // group_blocks(k), 8):
-        a.mov(_m(64, ctx, flags + off), Imm(0))
+        a.mov(mem(64, ctx, flags + off), Imm(0))
     a.jmp(window_ok)

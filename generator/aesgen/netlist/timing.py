@@ -65,7 +65,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from .lower import ONES, Lowering, is_mem
+from .lowering import ONES, Lowering, is_mem
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ from ...dsl.operands import XZR, Imm, Label, Mem, Reg, xreg
 from ...isa.table import load_table
 from .. import ctx_layout as L
 from ..spec import FACE_ROUNDS, ROUNDS, KernelSpec
-from .engines import A64Engine, engine_for
+from .engine_choice import engine_for
+from .engines import A64Engine
 
 BTI_C = 34
 VECTOR_REGISTERS = 32

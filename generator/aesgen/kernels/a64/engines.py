@@ -222,18 +222,3 @@ class CeEngine(A64Engine):
         b.asm.umov(out.w, x.lane_view("s", 0))
         return out
 
-
-def engine_for(spec: KernelSpec) -> A64Engine:
-    if spec.method == "armv8-ce":
-        return CeEngine(spec)
-    if spec.method == "neon-tbl":
-        from .neon_tbl import NeonTblEngine
-        return NeonTblEngine(spec)
-    if spec.method == "neon-bitsliced":
-        from .neon_bitsliced import NeonBitslicedEngine
-        return NeonBitslicedEngine(spec)
-    if spec.method in ("neon-tbl", "neon-bitsliced"):
-        raise NotImplementedError(
-            f"method {spec.method} is not implemented yet: its round engine (see "
-            "kernels/a64/engines.py for the interface) does not exist")
-    raise ValueError(f"no AArch64 round engine for method {spec.method!r}")

@@ -28,7 +28,8 @@ from ...dsl.operands import Imm, Label, Mem, Reg, gp
 from ...gf128.x86_64.clmul import ClmulHash
 from ...isa.table import load_table
 from ...kernels import ctx_layout
-from ...kernels.engines import Keys, engine_for
+from ...kernels.engine_choice import engine_for
+from ...kernels.engines import Keys
 from ...kernels.fields import Field, FieldLayout
 from ...kernels.spec import ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps

@@ -1,0 +1,17 @@
+"""Which round engine computes a method's rounds (x86-64): one place that knows them all,
+so the engine modules need not import each other."""
+from __future__ import annotations
+
+from .bitsliced import BitslicedEngine
+from .engines import AesEngine, GfniEngine, RoundEngine
+from .spec import KernelSpec
+
+
+def engine_for(spec: KernelSpec) -> RoundEngine:
+    if spec.method in ("aesni", "vaes256", "vaes512"):
+        return AesEngine(spec)
+    if spec.method == "gfni":
+        return GfniEngine(spec)
+    if spec.method == "bitsliced":
+        return BitslicedEngine(spec)
+    raise ValueError(f"no round engine for method {spec.method!r}")
