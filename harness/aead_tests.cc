@@ -151,31 +151,7 @@ TEST(AbiTrampoline10, AcceptsLegalClobbersAndStackArgumentWrites) {
 // Each deliberately broken function is caught through aesgen_abi_call with
 // any number of arguments, and the trampoline still returns safely.
 TEST(AbiTrampoline10, DetectsEachViolation) {
-  struct {
-    void (*fn)(void);
-    uint64_t bit;
-  } bad[] = {
-#if defined(__aarch64__)
-      {aesgen_abi_bad_x19, AESGEN_ABI_X19},   {aesgen_abi_bad_x20, AESGEN_ABI_X20},
-      {aesgen_abi_bad_x21, AESGEN_ABI_X21},   {aesgen_abi_bad_x22, AESGEN_ABI_X22},
-      {aesgen_abi_bad_x23, AESGEN_ABI_X23},   {aesgen_abi_bad_x24, AESGEN_ABI_X24},
-      {aesgen_abi_bad_x25, AESGEN_ABI_X25},   {aesgen_abi_bad_x26, AESGEN_ABI_X26},
-      {aesgen_abi_bad_x27, AESGEN_ABI_X27},   {aesgen_abi_bad_x28, AESGEN_ABI_X28},
-      {aesgen_abi_bad_x29, AESGEN_ABI_X29},   {aesgen_abi_bad_sp, AESGEN_ABI_SP},
-      {aesgen_abi_bad_d8, AESGEN_ABI_D8},     {aesgen_abi_bad_d9, AESGEN_ABI_D9},
-      {aesgen_abi_bad_d10, AESGEN_ABI_D10},   {aesgen_abi_bad_d11, AESGEN_ABI_D11},
-      {aesgen_abi_bad_d12, AESGEN_ABI_D12},   {aesgen_abi_bad_d13, AESGEN_ABI_D13},
-      {aesgen_abi_bad_d14, AESGEN_ABI_D14},   {aesgen_abi_bad_d15, AESGEN_ABI_D15},
-      {aesgen_abi_bad_fpcr, AESGEN_ABI_FPCR}, {aesgen_abi_bad_frame, AESGEN_ABI_FRAME},
-#else
-      {aesgen_abi_bad_rbx, AESGEN_ABI_RBX},       {aesgen_abi_bad_rbp, AESGEN_ABI_RBP},
-      {aesgen_abi_bad_r12, AESGEN_ABI_R12},       {aesgen_abi_bad_r13, AESGEN_ABI_R13},
-      {aesgen_abi_bad_r14, AESGEN_ABI_R14},       {aesgen_abi_bad_r15, AESGEN_ABI_R15},
-      {aesgen_abi_bad_rsp, AESGEN_ABI_RSP},       {aesgen_abi_bad_df, AESGEN_ABI_DF},
-      {aesgen_abi_bad_mxcsr, AESGEN_ABI_MXCSR},   {aesgen_abi_bad_x87cw, AESGEN_ABI_X87CW},
-      {aesgen_abi_bad_x87tag, AESGEN_ABI_X87TAG}, {aesgen_abi_bad_frame, AESGEN_ABI_FRAME},
-#endif
-  };
+  const auto &bad = AbiViolations();
   auto args = DistinctArgs(3);
   for (size_t nargs : {size_t{0}, size_t{4}, kRegisterArgs, kRegisterArgs + 1, size_t{10}}) {
     for (const auto &b : bad) {
@@ -662,34 +638,10 @@ uint64_t U(T *p) {
   return reinterpret_cast<uintptr_t>(p);
 }
 
-class AeadCtx {
+class AeadCtx : public GuardedContext {
  public:
-  static constexpr size_t kFront = 64;  // canary before the context
-  static constexpr size_t kBack = 256;  // canary after ctx_size
-
-  explicit AeadCtx(const aesgen_aead &a, int fill = 0xa5) : a_(a) {
-    size_t total = kFront + ((a.ctx_size + kBack + 63) & ~size_t{63});
-    mem_ = static_cast<uint8_t *>(std::aligned_alloc(64, total));
-    if (mem_ == nullptr) {
-      std::fprintf(stderr, "aligned_alloc(64, %zu) failed\n", total);
-      std::abort();
-    }
-    for (size_t i = 0; i < kFront; i++) mem_[i] = CanaryByte(i);
-    std::memset(mem_ + kFront, fill, a.ctx_size);
-    for (size_t i = 0; i < kBack; i++) mem_[kFront + a.ctx_size + i] = CanaryByte(kFront + i);
-  }
-  ~AeadCtx() {
-    if (problems_ > kMaxReports) {
-      ADD_FAILURE() << a_.name << ": " << problems_ - kMaxReports << " more ABI/canary failures";
-    }
-    std::free(mem_);
-  }
-  AeadCtx(const AeadCtx &) = delete;
-  AeadCtx &operator=(const AeadCtx &) = delete;
-
-  uint8_t *ctx() { return mem_ + kFront; }
-  size_t size() const { return a_.ctx_size; }
-  unsigned problems() const { return problems_; }
+  explicit AeadCtx(const aesgen_aead &a, int fill = 0xa5)
+      : GuardedContext(a.name, a.ctx_size, fill), a_(a) {}
 
   int Init(const uint8_t *key, size_t key_len) {
     return Int(Call("init", FnAddr(a_.init), {U(ctx()), U(key), key_len}));
@@ -727,8 +679,6 @@ class AeadCtx {
   void Wipe() { Call("wipe", FnAddr(a_.wipe), {U(ctx())}); }
 
  private:
-  static constexpr unsigned kMaxReports = 3;
-  static uint8_t CanaryByte(size_t i) { return static_cast<uint8_t>(0xc3 ^ (i * 29)); }
   static int Int(uint64_t r) { return static_cast<int>(static_cast<uint32_t>(r)); }
 
   uint64_t Call(const char *what, const void *fn, std::initializer_list<uint64_t> args) {
@@ -753,33 +703,7 @@ class AeadCtx {
     return ret;
   }
 
-  void CheckCanaries(const char *what) {
-    for (size_t i = 0; i < kFront; i++) {
-      if (mem_[i] != CanaryByte(i)) {
-        if (++problems_ <= kMaxReports) {
-          ADD_FAILURE() << a_.name << ": " << what << " wrote before the context, at ctx - "
-                        << kFront - i;
-        }
-        for (size_t j = 0; j < kFront; j++) mem_[j] = CanaryByte(j);
-        break;
-      }
-    }
-    uint8_t *back = mem_ + kFront + a_.ctx_size;
-    for (size_t i = 0; i < kBack; i++) {
-      if (back[i] != CanaryByte(kFront + i)) {
-        if (++problems_ <= kMaxReports) {
-          ADD_FAILURE() << a_.name << ": " << what << " wrote past ctx_size (" << a_.ctx_size
-                        << "), at ctx + ctx_size + " << i;
-        }
-        for (size_t j = 0; j < kBack; j++) back[j] = CanaryByte(kFront + j);
-        break;
-      }
-    }
-  }
-
   const aesgen_aead &a_;
-  uint8_t *mem_ = nullptr;
-  unsigned problems_ = 0;
 };
 
 // ---------------------------------------------------------------------------

@@ -310,34 +310,10 @@ class KeyStream {
 // A kernel context: 64-byte aligned, with canaries on both sides, every call
 // made through the ABI-checking trampoline.
 
-class KernelCtx {
+class KernelCtx : public GuardedContext {
  public:
-  static constexpr size_t kFront = 64;  // canary before the context
-  static constexpr size_t kBack = 256;  // canary after ctx_size
-
-  explicit KernelCtx(const aesgen_kernel &k, int fill = 0xa5) : k_(k) {
-    size_t total = kFront + ((k.ctx_size + kBack + 63) & ~size_t{63});
-    mem_ = static_cast<uint8_t *>(std::aligned_alloc(64, total));
-    if (mem_ == nullptr) {
-      std::fprintf(stderr, "aligned_alloc(64, %zu) failed\n", total);
-      std::abort();
-    }
-    for (size_t i = 0; i < kFront; i++) mem_[i] = CanaryByte(i);
-    std::memset(mem_ + kFront, fill, k.ctx_size);
-    for (size_t i = 0; i < kBack; i++) mem_[kFront + k.ctx_size + i] = CanaryByte(kFront + i);
-  }
-  ~KernelCtx() {
-    if (problems_ > kMaxReports) {
-      ADD_FAILURE() << k_.name << ": " << problems_ - kMaxReports << " more ABI/canary failures";
-    }
-    std::free(mem_);
-  }
-  KernelCtx(const KernelCtx &) = delete;
-  KernelCtx &operator=(const KernelCtx &) = delete;
-
-  uint8_t *ctx() { return mem_ + kFront; }
-  size_t size() const { return k_.ctx_size; }
-  unsigned problems() const { return problems_; }
+  explicit KernelCtx(const aesgen_kernel &k, int fill = 0xa5)
+      : GuardedContext(k.name, k.ctx_size, fill), k_(k) {}
 
   int Init(const uint8_t *key, size_t key_len, const uint8_t *iv) {
     uint64_t r = Call("init", reinterpret_cast<const void *>(k_.init), U(ctx()), U(key), key_len,
@@ -355,8 +331,6 @@ class KernelCtx {
   void Wipe() { Call("wipe", reinterpret_cast<const void *>(k_.wipe), U(ctx()), 0, 0, 0); }
 
  private:
-  static constexpr unsigned kMaxReports = 3;
-  static uint8_t CanaryByte(size_t i) { return static_cast<uint8_t>(0xc3 ^ (i * 29)); }
   template <typename T>
   static uint64_t U(T *p) {
     return reinterpret_cast<uintptr_t>(p);
@@ -381,33 +355,7 @@ class KernelCtx {
     return ret;
   }
 
-  void CheckCanaries(const char *what) {
-    for (size_t i = 0; i < kFront; i++) {
-      if (mem_[i] != CanaryByte(i)) {
-        if (++problems_ <= kMaxReports) {
-          ADD_FAILURE() << k_.name << ": " << what << " wrote before the context, at ctx - "
-                        << kFront - i;
-        }
-        for (size_t j = 0; j < kFront; j++) mem_[j] = CanaryByte(j);
-        break;
-      }
-    }
-    uint8_t *back = mem_ + kFront + k_.ctx_size;
-    for (size_t i = 0; i < kBack; i++) {
-      if (back[i] != CanaryByte(kFront + i)) {
-        if (++problems_ <= kMaxReports) {
-          ADD_FAILURE() << k_.name << ": " << what << " wrote past ctx_size (" << k_.ctx_size
-                        << "), at ctx + ctx_size + " << i;
-        }
-        for (size_t j = 0; j < kBack; j++) back[j] = CanaryByte(kFront + j);
-        break;
-      }
-    }
-  }
-
   const aesgen_kernel &k_;
-  uint8_t *mem_ = nullptr;
-  unsigned problems_ = 0;
 };
 
 // ---------------------------------------------------------------------------
@@ -895,31 +843,7 @@ TEST(AbiTrampoline, PassesArgumentsAndAcceptsLegalClobbers) {
 // The trampoline can fail: each deliberately broken function is caught, and
 // the trampoline still returns safely.
 TEST(AbiTrampoline, DetectsEachViolation) {
-  struct {
-    void (*fn)(void);
-    uint64_t bit;
-  } bad[] = {
-#if defined(__aarch64__)
-      {aesgen_abi_bad_x19, AESGEN_ABI_X19},   {aesgen_abi_bad_x20, AESGEN_ABI_X20},
-      {aesgen_abi_bad_x21, AESGEN_ABI_X21},   {aesgen_abi_bad_x22, AESGEN_ABI_X22},
-      {aesgen_abi_bad_x23, AESGEN_ABI_X23},   {aesgen_abi_bad_x24, AESGEN_ABI_X24},
-      {aesgen_abi_bad_x25, AESGEN_ABI_X25},   {aesgen_abi_bad_x26, AESGEN_ABI_X26},
-      {aesgen_abi_bad_x27, AESGEN_ABI_X27},   {aesgen_abi_bad_x28, AESGEN_ABI_X28},
-      {aesgen_abi_bad_x29, AESGEN_ABI_X29},   {aesgen_abi_bad_sp, AESGEN_ABI_SP},
-      {aesgen_abi_bad_d8, AESGEN_ABI_D8},     {aesgen_abi_bad_d9, AESGEN_ABI_D9},
-      {aesgen_abi_bad_d10, AESGEN_ABI_D10},   {aesgen_abi_bad_d11, AESGEN_ABI_D11},
-      {aesgen_abi_bad_d12, AESGEN_ABI_D12},   {aesgen_abi_bad_d13, AESGEN_ABI_D13},
-      {aesgen_abi_bad_d14, AESGEN_ABI_D14},   {aesgen_abi_bad_d15, AESGEN_ABI_D15},
-      {aesgen_abi_bad_fpcr, AESGEN_ABI_FPCR}, {aesgen_abi_bad_frame, AESGEN_ABI_FRAME},
-#else
-      {aesgen_abi_bad_rbx, AESGEN_ABI_RBX},       {aesgen_abi_bad_rbp, AESGEN_ABI_RBP},
-      {aesgen_abi_bad_r12, AESGEN_ABI_R12},       {aesgen_abi_bad_r13, AESGEN_ABI_R13},
-      {aesgen_abi_bad_r14, AESGEN_ABI_R14},       {aesgen_abi_bad_r15, AESGEN_ABI_R15},
-      {aesgen_abi_bad_rsp, AESGEN_ABI_RSP},       {aesgen_abi_bad_df, AESGEN_ABI_DF},
-      {aesgen_abi_bad_mxcsr, AESGEN_ABI_MXCSR},   {aesgen_abi_bad_x87cw, AESGEN_ABI_X87CW},
-      {aesgen_abi_bad_x87tag, AESGEN_ABI_X87TAG}, {aesgen_abi_bad_frame, AESGEN_ABI_FRAME},
-#endif
-  };
+  const auto &bad = AbiViolations();
   for (const auto &b : bad) {
     uint64_t mask = aesgen_abi_call4(reinterpret_cast<const void *>(b.fn), 0, 0, 0, 0, nullptr);
     EXPECT_EQ(mask, b.bit) << "expected " << aesgen_abi_bit_name(static_cast<unsigned>(b.bit))

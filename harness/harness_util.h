@@ -348,6 +348,107 @@ inline std::vector<uint8_t> RandomKey(std::mt19937_64 &rng, size_t key_len) {
   return k;
 }
 
+// The deliberately broken functions of abi_check_*.S, each with the violation
+// the trampoline must report for it (shared by the CTR and AEAD suites).
+struct AbiViolation {
+  void (*fn)(void);
+  uint64_t bit;
+};
+
+inline const std::vector<AbiViolation> &AbiViolations() {
+  static const std::vector<AbiViolation> all = {
+#if defined(__aarch64__)
+      {aesgen_abi_bad_x19, AESGEN_ABI_X19},   {aesgen_abi_bad_x20, AESGEN_ABI_X20},
+      {aesgen_abi_bad_x21, AESGEN_ABI_X21},   {aesgen_abi_bad_x22, AESGEN_ABI_X22},
+      {aesgen_abi_bad_x23, AESGEN_ABI_X23},   {aesgen_abi_bad_x24, AESGEN_ABI_X24},
+      {aesgen_abi_bad_x25, AESGEN_ABI_X25},   {aesgen_abi_bad_x26, AESGEN_ABI_X26},
+      {aesgen_abi_bad_x27, AESGEN_ABI_X27},   {aesgen_abi_bad_x28, AESGEN_ABI_X28},
+      {aesgen_abi_bad_x29, AESGEN_ABI_X29},   {aesgen_abi_bad_sp, AESGEN_ABI_SP},
+      {aesgen_abi_bad_d8, AESGEN_ABI_D8},     {aesgen_abi_bad_d9, AESGEN_ABI_D9},
+      {aesgen_abi_bad_d10, AESGEN_ABI_D10},   {aesgen_abi_bad_d11, AESGEN_ABI_D11},
+      {aesgen_abi_bad_d12, AESGEN_ABI_D12},   {aesgen_abi_bad_d13, AESGEN_ABI_D13},
+      {aesgen_abi_bad_d14, AESGEN_ABI_D14},   {aesgen_abi_bad_d15, AESGEN_ABI_D15},
+      {aesgen_abi_bad_fpcr, AESGEN_ABI_FPCR}, {aesgen_abi_bad_frame, AESGEN_ABI_FRAME},
+#else
+      {aesgen_abi_bad_rbx, AESGEN_ABI_RBX},       {aesgen_abi_bad_rbp, AESGEN_ABI_RBP},
+      {aesgen_abi_bad_r12, AESGEN_ABI_R12},       {aesgen_abi_bad_r13, AESGEN_ABI_R13},
+      {aesgen_abi_bad_r14, AESGEN_ABI_R14},       {aesgen_abi_bad_r15, AESGEN_ABI_R15},
+      {aesgen_abi_bad_rsp, AESGEN_ABI_RSP},       {aesgen_abi_bad_df, AESGEN_ABI_DF},
+      {aesgen_abi_bad_mxcsr, AESGEN_ABI_MXCSR},   {aesgen_abi_bad_x87cw, AESGEN_ABI_X87CW},
+      {aesgen_abi_bad_x87tag, AESGEN_ABI_X87TAG}, {aesgen_abi_bad_frame, AESGEN_ABI_FRAME},
+#endif
+  };
+  return all;
+}
+
+// ---------------------------------------------------------------------------
+// A context for one kernel: ctx_size bytes, 64-byte aligned, with canary bytes
+// on both sides that every call is checked against. The CTR and AEAD suites
+// derive their drivers from it (each adds the calls of its contract).
+
+class GuardedContext {
+ public:
+  static constexpr size_t kFront = 64;  // canary before the context
+  static constexpr size_t kBack = 256;  // canary after ctx_size
+
+  GuardedContext(const char *name, size_t ctx_size, int fill) : name_(name), ctx_size_(ctx_size) {
+    size_t total = kFront + ((ctx_size + kBack + 63) & ~size_t{63});
+    mem_ = static_cast<uint8_t *>(std::aligned_alloc(64, total));
+    if (mem_ == nullptr) {
+      std::fprintf(stderr, "aligned_alloc(64, %zu) failed\n", total);
+      std::abort();
+    }
+    for (size_t i = 0; i < kFront; i++) mem_[i] = CanaryByte(i);
+    std::memset(mem_ + kFront, fill, ctx_size);
+    for (size_t i = 0; i < kBack; i++) mem_[kFront + ctx_size + i] = CanaryByte(kFront + i);
+  }
+  ~GuardedContext() {
+    if (problems_ > kMaxReports) {
+      ADD_FAILURE() << name_ << ": " << problems_ - kMaxReports << " more ABI/canary failures";
+    }
+    std::free(mem_);
+  }
+  GuardedContext(const GuardedContext &) = delete;
+  GuardedContext &operator=(const GuardedContext &) = delete;
+
+  uint8_t *ctx() { return mem_ + kFront; }
+  size_t size() const { return ctx_size_; }
+  unsigned problems() const { return problems_; }
+
+ protected:
+  static constexpr unsigned kMaxReports = 3;
+  static uint8_t CanaryByte(size_t i) { return static_cast<uint8_t>(0xc3 ^ (i * 29)); }
+
+  void CheckCanaries(const char *what) {
+    for (size_t i = 0; i < kFront; i++) {
+      if (mem_[i] != CanaryByte(i)) {
+        if (++problems_ <= kMaxReports) {
+          ADD_FAILURE() << name_ << ": " << what << " wrote before the context, at ctx - "
+                        << kFront - i;
+        }
+        for (size_t j = 0; j < kFront; j++) mem_[j] = CanaryByte(j);
+        break;
+      }
+    }
+    uint8_t *back = mem_ + kFront + ctx_size_;
+    for (size_t i = 0; i < kBack; i++) {
+      if (back[i] != CanaryByte(kFront + i)) {
+        if (++problems_ <= kMaxReports) {
+          ADD_FAILURE() << name_ << ": " << what << " wrote past ctx_size (" << ctx_size_
+                        << "), at ctx + ctx_size + " << i;
+        }
+        for (size_t j = 0; j < kBack; j++) back[j] = CanaryByte(kFront + j);
+        break;
+      }
+    }
+  }
+
+  const char *name_;
+  size_t ctx_size_;
+  uint8_t *mem_ = nullptr;
+  unsigned problems_ = 0;
+};
+
 }  // namespace aesgen_harness
 
 #endif  // AESGEN_HARNESS_UTIL_H

@@ -44,10 +44,8 @@ aesgen_vaes256_gcm_none_init:
 	movq	%rdi, %rax
 	movq	$14, %rcx
 .Laesgen_vaes256_gcm_none_init_zero:
-	vmovdqa	%xmm0, (%rax)
-	vmovdqa	%xmm0, 16(%rax)
-	vmovdqa	%xmm0, 32(%rax)
-	vmovdqa	%xmm0, 48(%rax)
+	vmovdqu	%ymm0, (%rax)
+	vmovdqu	%ymm0, 32(%rax)
 	addq	$64, %rax
 	decq	%rcx
 	jne	.Laesgen_vaes256_gcm_none_init_zero
@@ -7592,7 +7590,7 @@ aesgen_vaes256_gcm_none_aad:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# encrypt(ctx, in, len, out): GCM encryption of the next len bytes, 8 blocks and one reduction a loop.
+# encrypt(ctx, in, len, out): GCM encryption of the next len bytes, 8 registers of blocks and one reduction a loop.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
 # Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
 	.text
@@ -10109,7 +10107,7 @@ aesgen_vaes256_gcm_none_encrypt:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
-# decrypt(ctx, in, len, out): GCM decryption of the next len bytes, 8 blocks and one reduction a loop.
+# decrypt(ctx, in, len, out): GCM decryption of the next len bytes, 8 registers of blocks and one reduction a loop.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
 # Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
 	.text
@@ -12204,10 +12202,8 @@ aesgen_vaes256_gcm_none_wipe:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	$14, %rax
 .Laesgen_vaes256_gcm_none_wipe_zero:
-	vmovdqa	%xmm0, (%rdi)
-	vmovdqa	%xmm0, 16(%rdi)
-	vmovdqa	%xmm0, 32(%rdi)
-	vmovdqa	%xmm0, 48(%rdi)
+	vmovdqu	%ymm0, (%rdi)
+	vmovdqu	%ymm0, 32(%rdi)
 	addq	$64, %rdi
 	decq	%rax
 	jne	.Laesgen_vaes256_gcm_none_wipe_zero

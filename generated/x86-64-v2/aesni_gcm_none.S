@@ -8463,7 +8463,7 @@ aesgen_aesni_gcm_none_aad:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# encrypt(ctx, in, len, out): GCM encryption of the next len bytes, 8 blocks and one reduction a loop.
+# encrypt(ctx, in, len, out): GCM encryption of the next len bytes, 8 registers of blocks and one reduction a loop.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
 # Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
 	.text
@@ -11337,7 +11337,7 @@ aesgen_aesni_gcm_none_encrypt:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
-# decrypt(ctx, in, len, out): GCM decryption of the next len bytes, 8 blocks and one reduction a loop.
+# decrypt(ctx, in, len, out): GCM decryption of the next len bytes, 8 registers of blocks and one reduction a loop.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
 # Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
 	.text

@@ -25,6 +25,7 @@ each stores its own entry (s ^ C); no set-up pass computes entries a message doe
 """
 from __future__ import annotations
 
+from ..arch.x86_64.zeroing import zero_context
 from ..dsl.builder import KernelBuilder
 from ..dsl.ir import Function
 from ..dsl.operands import Imm, Label, Reg, gp
@@ -142,20 +143,9 @@ def build_set_iv(k: Kernel) -> Function:
 
 
 def _zero_context(k: Kernel, b: KernelBuilder, v: VectorOps, ctx: Reg) -> None:
-    """Store zeros over all ctx_size bytes (a multiple of 64), 64 bytes an iteration."""
-    a = b.asm
+    """Store zeros over all ctx_size bytes, with the encoding's widest store."""
     width = {"sse": 128, "avx": 256, "evex": 512}[k.spec.encoding]
-    z, p, n = b.vec(width), b.gp(), b.gp()
-    v.xor(z.view(128), z.view(128), z.view(128))      # zeroes the whole register
-    a.mov(p, ctx)
-    a.mov(n, Imm(k.layout.size // 64))
-    loop = b.label("zero")
-    b.bind(loop)
-    for off in range(0, 64, width // 8):
-        v.store(mem(width, p, off), z, aligned=False)
-    a.add(p, Imm(64))
-    a.dec(n)
-    a.jne(loop)
+    zero_context(b, v, ctx, k.layout.size, width)
 
 
 def build_wipe(k: Kernel) -> Function:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...arch.x86_64.short_bytes import short_differ, short_move, short_zero
+from ...arch.x86_64.zeroing import zero_context
 from ...dsl.builder import KernelBuilder
 from ...dsl.ir import Function
 from ...dsl.operands import Imm, Label, Mem, Reg, gp
@@ -570,16 +571,7 @@ def build_init(k: GcmKernel) -> Function:
     a.jmp(fail)
     b.bind(accepted)
     with b.phase("clear_context"):                  # a new key forgets all of the old
-        z, p, n = g.zero_vec(), b.gp(), b.gp()
-        a.mov(p, ctx)
-        a.mov(n, Imm(k.layout.size // 64))
-        top = b.label("zero")
-        b.bind(top)
-        for off in range(0, 64, 16):
-            v.store(Mem(128, base=p, disp=off), z)
-        a.add(p, Imm(64))
-        a.dec(n)
-        a.jne(top)
+        zero_context(b, v, ctx, k.layout.size, k.spec.width, aligned=k.spec.width == 128)
     for bits, label in per_size.items():
         a.cmp(key_len, Imm(bits // 8))
         a.je(label)
@@ -606,112 +598,94 @@ def build_init(k: GcmKernel) -> Function:
     return b.build()
 
 
+def _entry(k: GcmKernel, entry: str, doc: str, nargs: int, body) -> Function:
+    """An entry point that returns 0, or -1 from the label ``refuse``: body(g, args,
+    refuse) emits the work and returns True when it wrote its own return."""
+    g = k.body(entry, doc)
+    g.b.function.returns_value = True
+    args = g.args(nargs)
+    refuse = g.b.label("refuse")
+    if not body(g, args, refuse):
+        g.returns(0)
+    g.returns(-1, refuse)
+    g.b.function.scrub_vectors = True
+    return g.b.build()
+
+
 def build_start(k: GcmKernel) -> Function:
-    g = k.body("start", "start(ctx, nonce, nonce_len): begin a message under this nonce.\n"
-                        "Returns 0, or -1 for nonce_len 0 or a context without a key.")
-    b = g.b
-    b.function.returns_value = True
-    ctx, nonce, nonce_len = g.args(3)
-    fail = b.label("refuse")
-    g.a.test(nonce_len, nonce_len)
-    g.a.je(fail)
-    g.check_keyed(fail)
-    g.start(nonce, nonce_len)
-    g.returns(0)
-    g.returns(-1, fail)
-    b.function.scrub_vectors = True
-    return b.build()
+    def body(g, args, refuse):
+        ctx, nonce, nonce_len = args
+        g.a.test(nonce_len, nonce_len)
+        g.a.je(refuse)
+        g.check_keyed(refuse)
+        g.start(nonce, nonce_len)
+    return _entry(k, "start", "start(ctx, nonce, nonce_len): begin a message under this "
+                  "nonce.\nReturns 0, or -1 for nonce_len 0 or a context without a key.", 3, body)
 
 
 def build_aad(k: GcmKernel) -> Function:
-    g = k.body("aad", "aad(ctx, aad, len): hash more additional data; any piece lengths.\n"
-                      "Returns 0, or -1 after data began or past 2^61 - 1 bytes of AAD.")
-    a, b = g.a, g.b
-    b.function.returns_value = True
-    ctx, ptr, length = g.args(3)
-    fail = b.label("refuse")
-    a.cmp(g.f("IN_DATA", width=64), Imm(0))
-    a.jne(fail)
-    room = b.gp()
-    a.movabs(room, Imm(MAX_AAD))
-    a.sub(room, g.f("AAD_LEN", width=64))
-    a.cmp(length, room)
-    a.ja(fail)
-    g.absorb(ptr, length, "AAD_LEN")
-    g.returns(0)
-    g.returns(-1, fail)
-    b.function.scrub_vectors = True
-    return b.build()
+    def body(g, args, refuse):
+        ctx, ptr, length = args
+        g.a.cmp(g.f("IN_DATA", width=64), Imm(0))
+        g.a.jne(refuse)
+        room = g.b.gp()
+        g.a.movabs(room, Imm(MAX_AAD))
+        g.a.sub(room, g.f("AAD_LEN", width=64))
+        g.a.cmp(length, room)
+        g.a.ja(refuse)
+        g.absorb(ptr, length, "AAD_LEN")
+    return _entry(k, "aad", "aad(ctx, aad, len): hash more additional data; any piece "
+                  "lengths.\nReturns 0, or -1 after data began or past 2^61 - 1 bytes of AAD.",
+                  3, body)
 
 
 def build_crypt(k: GcmKernel, decrypt: bool) -> Function:
     entry = "decrypt" if decrypt else "encrypt"
-    g = k.body(entry, f"{entry}(ctx, in, len, out): GCM {entry}ion of the next len bytes, "
-                      f"{BATCH} blocks and one reduction a loop.\nReturns 0, or -1 past "
-                      f"2^36 - 32 message bytes (nothing written).")
-    b = g.b
-    b.function.returns_value = True
-    ctx, inp, length, out = g.args(4)
-    fail = b.label("refuse")
-    g.crypt(inp, length, out, decrypt=decrypt, fail=fail)
-    g.returns(0)
-    g.returns(-1, fail)
-    b.function.scrub_vectors = True
-    return b.build()
+
+    def body(g, args, refuse):
+        ctx, inp, length, out = args
+        g.crypt(inp, length, out, decrypt=decrypt, fail=refuse)
+    return _entry(k, entry, f"{entry}(ctx, in, len, out): GCM {entry}ion of the next len "
+                  f"bytes, {BATCH} registers of blocks and one reduction a loop.\nReturns 0, "
+                  f"or -1 past 2^36 - 32 message bytes (nothing written).", 4, body)
 
 
 def build_finish_seal(k: GcmKernel) -> Function:
-    g = k.body("finish_seal", "finish_seal(ctx, tag, tag_len): write the first tag_len bytes "
-                              "of the tag.\nReturns 0, or -1 for tag_len outside 4..16.")
-    b = g.b
-    b.function.returns_value = True
-    ctx, tag, tag_len = g.args(3)
-    fail = b.label("refuse")
-    g.check_tag_len(tag_len, fail)
-    g.write_tag(tag, tag_len)
-    g.returns(0)
-    g.returns(-1, fail)
-    b.function.scrub_vectors = True
-    return b.build()
+    def body(g, args, refuse):
+        ctx, tag, tag_len = args
+        g.check_tag_len(tag_len, refuse)
+        g.write_tag(tag, tag_len)
+    return _entry(k, "finish_seal", "finish_seal(ctx, tag, tag_len): write the first tag_len "
+                  "bytes of the tag.\nReturns 0, or -1 for tag_len outside 4..16.", 3, body)
 
 
 def build_finish_open(k: GcmKernel) -> Function:
-    g = k.body("finish_open", "finish_open(ctx, tag, tag_len): 0 when the tag matches (compared "
-                              "in constant time), else -1.")
-    b = g.b
-    b.function.returns_value = True
-    ctx, tag, tag_len = g.args(3)
-    fail = b.label("refuse")
-    g.check_tag_len(tag_len, fail)
-    g.tag_differs(tag, tag_len)
-    g.a.ret()
-    g.returns(-1, fail)
-    b.function.scrub_vectors = True
-    return b.build()
+    def body(g, args, refuse):
+        ctx, tag, tag_len = args
+        g.check_tag_len(tag_len, refuse)
+        g.tag_differs(tag, tag_len)
+        g.a.ret()
+        return True
+    return _entry(k, "finish_open", "finish_open(ctx, tag, tag_len): 0 when the tag matches "
+                  "(compared in constant time), else -1.", 3, body)
 
 
 def build_seal(k: GcmKernel) -> Function:
-    g = k.body("seal", "seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):\n"
-                       "one-shot GCM encryption. Returns 0, or -1 for a length out of range "
-                       "(nothing written).")
-    a, b = g.a, g.b
-    b.function.returns_value = True
-    ctx, nonce, nonce_len, aad, aad_len, inp = g.args(6)
-    fail = b.label("refuse")
-    a.test(nonce_len, nonce_len)
-    a.je(fail)
-    g.check_tag_len(g.stack_arg("tag_len"), fail)
-    g.above(aad_len, MAX_AAD, fail)
-    g.above(g.stack_arg("len"), MAX_MESSAGE, fail)
-    g.check_keyed(fail)
-    g.start(nonce, nonce_len)
-    g.absorb(aad, aad_len, "AAD_LEN")
-    g.crypt(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=False, fail=None)
-    g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"))
-    g.returns(0)
-    g.returns(-1, fail)
-    b.function.scrub_vectors = True
-    return b.build()
+    def body(g, args, refuse):
+        ctx, nonce, nonce_len, aad, aad_len, inp = args
+        g.a.test(nonce_len, nonce_len)
+        g.a.je(refuse)
+        g.check_tag_len(g.stack_arg("tag_len"), refuse)
+        g.above(aad_len, MAX_AAD, refuse)
+        g.above(g.stack_arg("len"), MAX_MESSAGE, refuse)
+        g.check_keyed(refuse)
+        g.start(nonce, nonce_len)
+        g.absorb(aad, aad_len, "AAD_LEN")
+        g.crypt(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=False, fail=None)
+        g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"))
+    return _entry(k, "seal", "seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, "
+                  "tag_len):\none-shot GCM encryption. Returns 0, or -1 for a length out of "
+                  "range (nothing written).", 6, body)
 
 
 def build_open(k: GcmKernel) -> Function:
@@ -747,21 +721,11 @@ def build_open(k: GcmKernel) -> Function:
 
 def build_wipe(k: GcmKernel) -> Function:
     g = k.body("wipe", f"wipe(ctx): zero all {k.layout.size} bytes of the context.")
-    a, b, v = g.a, g.b, g.v
     (ctx,) = g.args(1)
-    z, p, n = g.zero_vec(), b.gp(), b.gp()
-    a.mov(p, ctx)
-    a.mov(n, Imm(k.layout.size // 64))
-    top = b.label("zero")
-    b.bind(top)
-    for off in range(0, 64, 16):
-        v.store(Mem(128, base=p, disp=off), z)
-    a.add(p, Imm(64))
-    a.dec(n)
-    a.jne(top)
-    a.ret()
-    b.function.scrub_vectors = True
-    return b.build()
+    zero_context(g.b, g.v, ctx, k.layout.size, k.spec.width, aligned=k.spec.width == 128)
+    g.a.ret()
+    g.b.function.scrub_vectors = True
+    return g.b.build()
 
 
 def build_all(k: GcmKernel) -> dict[str, Function]:
