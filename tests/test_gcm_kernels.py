@@ -306,6 +306,11 @@ def test_generate_mode_gcm_only_and_bad_mode(aesgen_exe, tmp_path) -> None:
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["kernels"] == []
     assert [a["name"] for a in manifest["aeads"]] == ["aesni-gcm-none", "vaes256-gcm-none"]
+    r = subprocess.run([str(aesgen_exe), "generate", "--cpu", "x86-64-v2", "--mode", "gcm",
+                        "-o", str(tmp_path / "faces")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    names = [a["name"] for a in json.loads((tmp_path / "faces" / "manifest.json").read_text())["aeads"]]
+    assert names == ["aesni-gcm-none", "aesni-gcm-r1", "aesni-gcm-r2"]
     assert all(a["mode"] == "gcm" for a in manifest["aeads"])
     r = subprocess.run(["gcc", "-c", "-Wall", "-Werror", "-o", str(tmp_path / "r.o"),
                         str(out / "aesgen_registry.c")], capture_output=True, text=True)
@@ -318,3 +323,61 @@ def test_generate_mode_gcm_only_and_bad_mode(aesgen_exe, tmp_path) -> None:
                         "-o", str(tmp_path / "none")], capture_output=True, text=True)
     assert r.returncode == 2 and "no kernel for mode(s) gcm" in r.stderr
     assert not (tmp_path / "none").exists()
+
+
+# --- FACE on the GCM counter ----------------------------------------------------------------
+def _face_aeads():
+    return [p for p in _committed_aeads() if p.values[0][1]["face"] != "none"]
+
+
+def _fields(info) -> dict[str, int]:
+    return {f["name"]: f["offset"] for f in info["context_fields"]}
+
+
+def _tls_nonce(static_iv: bytes, seq: int) -> bytes:
+    """RFC 8446 section 5.3: the static IV XOR the 64-bit sequence number, right-aligned."""
+    return bytes(a ^ b for a, b in zip(static_iv, bytes(4) + seq.to_bytes(8, "big")))
+
+
+@pytest.mark.parametrize("aead", _face_aeads(), indirect=True)
+def test_gcm_face_table_serves_the_next_record(aead, request) -> None:
+    """Records under TLS-style nonces keep counter bytes 0, 5 and 10: the entries the first
+    record filled are marked filled in the context after it, stay so for the next record,
+    and are read by it (an entry corrupted in the context changes that record's output);
+    a nonce that changes byte 10 empties the table, so the corruption is gone."""
+    aesgcm = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
+    info = request.node.callspec.params["aead"][1]
+    off = _fields(info)
+    ctx = Ctx(aead.ctx_size)
+    rng = random.Random(SEED + 20)
+    key, static_iv, aad = rng.randbytes(16), rng.randbytes(12), rng.randbytes(13)
+    assert aead.init(ctx.addr, _buf(key), 16) == 0
+
+    def record(seq: int, n: int = 1024) -> tuple[bytes, bytes]:
+        nonce = _tls_nonce(static_iv, seq)
+        pt = rng.randbytes(n)
+        r, ct, tag = seal(aead, ctx, nonce, aad, pt)
+        assert r == 0
+        return ct + tag, aesgcm.AESGCM(key).encrypt(nonce, pt, aad)
+
+    def valid() -> bytes:
+        return ctx.raw.raw[ctx.off + off["FACE_VALID"]:ctx.off + off["FACE_VALID"] + 256]
+
+    got, want = record(1)
+    assert got == want
+    filled = valid()
+    # a 12-byte nonce starts the data at in15 = 2; whole batches of the 64 blocks fill
+    assert filled[2] == 1 and filled[33] == 1 and filled[0] == 0 and filled[200] == 0, filled
+    got, want = record(2)
+    assert got == want and valid() == filled, "the second record keeps the entries"
+    # corrupt the entry of in15 = 40 (block 38 of the next record): the record reads it
+    entry = ctx.off + off["FACE_TABLE"] + 16 * 40
+    raw = bytearray(ctx.raw.raw[entry:entry + 16])
+    raw[0] ^= 0x01
+    ctypes.memmove(ctx.addr - ctx.off + entry, bytes(raw), 16)
+    got, want = record(3)
+    bad = [i for i in range(0, 1024, 16) if got[i:i + 16] != want[i:i + 16]]
+    assert bad == [16 * 38], f"blocks that differ: {bad}"
+    got, want = record(256)          # byte 10 of the nonce changes: the table is refilled
+    assert got == want
+    assert ctx.guards_intact()

@@ -1685,6 +1685,9 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small256
+.Laesgen_aesni_gcm_none_seal_first256:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_first_done256
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
@@ -1855,6 +1858,8 @@ aesgen_aesni_gcm_none_seal:
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_first_done256
+.Laesgen_aesni_gcm_none_seal_first_done256:
 .Laesgen_aesni_gcm_none_seal_top256:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_drain256
@@ -2506,6 +2511,9 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small128
+.Laesgen_aesni_gcm_none_seal_first128:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_first_done128
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
@@ -2640,6 +2648,8 @@ aesgen_aesni_gcm_none_seal:
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_first_done128
+.Laesgen_aesni_gcm_none_seal_first_done128:
 .Laesgen_aesni_gcm_none_seal_top128:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_drain128
@@ -3219,6 +3229,9 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small192
+.Laesgen_aesni_gcm_none_seal_first192:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_first_done192
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
@@ -3371,6 +3384,8 @@ aesgen_aesni_gcm_none_seal:
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_first_done192
+.Laesgen_aesni_gcm_none_seal_first_done192:
 .Laesgen_aesni_gcm_none_seal_top192:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_drain192
@@ -7482,6 +7497,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small256
+.Laesgen_aesni_gcm_none_encrypt_first256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_first_done256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
@@ -7652,6 +7670,8 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done256
+.Laesgen_aesni_gcm_none_encrypt_first_done256:
 .Laesgen_aesni_gcm_none_encrypt_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_drain256
@@ -8303,6 +8323,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small128
+.Laesgen_aesni_gcm_none_encrypt_first128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_first_done128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
@@ -8437,6 +8460,8 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done128
+.Laesgen_aesni_gcm_none_encrypt_first_done128:
 .Laesgen_aesni_gcm_none_encrypt_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_drain128
@@ -9016,6 +9041,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small192
+.Laesgen_aesni_gcm_none_encrypt_first192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_first_done192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
@@ -9168,6 +9196,8 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done192
+.Laesgen_aesni_gcm_none_encrypt_first_done192:
 .Laesgen_aesni_gcm_none_encrypt_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_drain192

@@ -1845,6 +1845,9 @@ aesgen_vaes256_gcm_none_seal:
 	jb	.Laesgen_vaes256_gcm_none_seal_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
 	vpaddd	.Laesgen_vaes256_gcm_none_seal_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_seal_first256:
+	cmpq	$256, %rax
+	jb	.Laesgen_vaes256_gcm_none_seal_first_done256
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm3
@@ -2015,6 +2018,8 @@ aesgen_vaes256_gcm_none_seal:
 	addq	$256, %r9
 	addq	$256, %rcx
 	subq	$256, %rax
+	jmp	.Laesgen_vaes256_gcm_none_seal_first_done256
+.Laesgen_vaes256_gcm_none_seal_first_done256:
 .Laesgen_vaes256_gcm_none_seal_top256:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_none_seal_drain256
@@ -2680,6 +2685,9 @@ aesgen_vaes256_gcm_none_seal:
 	jb	.Laesgen_vaes256_gcm_none_seal_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
 	vpaddd	.Laesgen_vaes256_gcm_none_seal_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_seal_first128:
+	cmpq	$256, %rax
+	jb	.Laesgen_vaes256_gcm_none_seal_first_done128
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm3
@@ -2814,6 +2822,8 @@ aesgen_vaes256_gcm_none_seal:
 	addq	$256, %r9
 	addq	$256, %rcx
 	subq	$256, %rax
+	jmp	.Laesgen_vaes256_gcm_none_seal_first_done128
+.Laesgen_vaes256_gcm_none_seal_first_done128:
 .Laesgen_vaes256_gcm_none_seal_top128:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_none_seal_drain128
@@ -3407,6 +3417,9 @@ aesgen_vaes256_gcm_none_seal:
 	jb	.Laesgen_vaes256_gcm_none_seal_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
 	vpaddd	.Laesgen_vaes256_gcm_none_seal_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_seal_first192:
+	cmpq	$256, %rax
+	jb	.Laesgen_vaes256_gcm_none_seal_first_done192
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm3
@@ -3559,6 +3572,8 @@ aesgen_vaes256_gcm_none_seal:
 	addq	$256, %r9
 	addq	$256, %rcx
 	subq	$256, %rax
+	jmp	.Laesgen_vaes256_gcm_none_seal_first_done192
+.Laesgen_vaes256_gcm_none_seal_first_done192:
 .Laesgen_vaes256_gcm_none_seal_top192:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_none_seal_drain192
@@ -7732,6 +7747,9 @@ aesgen_vaes256_gcm_none_encrypt:
 	jb	.Laesgen_vaes256_gcm_none_encrypt_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_encrypt_first256:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_first_done256
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm3
@@ -7902,6 +7920,8 @@ aesgen_vaes256_gcm_none_encrypt:
 	addq	$256, %rsi
 	addq	$256, %rcx
 	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_first_done256
+.Laesgen_vaes256_gcm_none_encrypt_first_done256:
 .Laesgen_vaes256_gcm_none_encrypt_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_drain256
@@ -8567,6 +8587,9 @@ aesgen_vaes256_gcm_none_encrypt:
 	jb	.Laesgen_vaes256_gcm_none_encrypt_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_encrypt_first128:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_first_done128
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm3
@@ -8701,6 +8724,8 @@ aesgen_vaes256_gcm_none_encrypt:
 	addq	$256, %rsi
 	addq	$256, %rcx
 	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_first_done128
+.Laesgen_vaes256_gcm_none_encrypt_first_done128:
 .Laesgen_vaes256_gcm_none_encrypt_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_drain128
@@ -9294,6 +9319,9 @@ aesgen_vaes256_gcm_none_encrypt:
 	jb	.Laesgen_vaes256_gcm_none_encrypt_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_encrypt_first192:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_first_done192
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm3
@@ -9446,6 +9474,8 @@ aesgen_vaes256_gcm_none_encrypt:
 	addq	$256, %rsi
 	addq	$256, %rcx
 	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_first_done192
+.Laesgen_vaes256_gcm_none_encrypt_first_done192:
 .Laesgen_vaes256_gcm_none_encrypt_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_drain192

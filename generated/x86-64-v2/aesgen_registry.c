@@ -171,11 +171,23 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_aesni_gcm_none_init, aesgen_aesni_gcm_none_seal, aesgen_aesni_gcm_none_open, aesgen_aesni_gcm_none_start, aesgen_aesni_gcm_none_aad,
      aesgen_aesni_gcm_none_encrypt, aesgen_aesni_gcm_none_decrypt, aesgen_aesni_gcm_none_finish_seal, aesgen_aesni_gcm_none_finish_open,
      aesgen_aesni_gcm_none_wipe},
+    {"aesni-gcm-r1", "gcm", "aesni", "r1", 1,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ, 5056,
+     1, SIZE_MAX, 4, 16,
+     aesgen_aesni_gcm_r1_init, aesgen_aesni_gcm_r1_seal, aesgen_aesni_gcm_r1_open, aesgen_aesni_gcm_r1_start, aesgen_aesni_gcm_r1_aad,
+     aesgen_aesni_gcm_r1_encrypt, aesgen_aesni_gcm_r1_decrypt, aesgen_aesni_gcm_r1_finish_seal, aesgen_aesni_gcm_r1_finish_open,
+     aesgen_aesni_gcm_r1_wipe},
+    {"aesni-gcm-r2", "gcm", "aesni", "r2", 1,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ, 5056,
+     1, SIZE_MAX, 4, 16,
+     aesgen_aesni_gcm_r2_init, aesgen_aesni_gcm_r2_seal, aesgen_aesni_gcm_r2_open, aesgen_aesni_gcm_r2_start, aesgen_aesni_gcm_r2_aad,
+     aesgen_aesni_gcm_r2_encrypt, aesgen_aesni_gcm_r2_decrypt, aesgen_aesni_gcm_r2_finish_seal, aesgen_aesni_gcm_r2_finish_open,
+     aesgen_aesni_gcm_r2_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 0 };
+static const unsigned char aesgen_aead_priority[] = { 2, 1, 0 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

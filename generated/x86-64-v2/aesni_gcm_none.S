@@ -1858,6 +1858,9 @@ aesgen_aesni_gcm_none_seal:
 	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small256
+.Laesgen_aesni_gcm_none_seal_first256:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_first_done256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
@@ -2044,6 +2047,8 @@ aesgen_aesni_gcm_none_seal:
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_first_done256
+.Laesgen_aesni_gcm_none_seal_first_done256:
 .Laesgen_aesni_gcm_none_seal_top256:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_drain256
@@ -2802,6 +2807,9 @@ aesgen_aesni_gcm_none_seal:
 	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small128
+.Laesgen_aesni_gcm_none_seal_first128:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_first_done128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
@@ -2952,6 +2960,8 @@ aesgen_aesni_gcm_none_seal:
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_first_done128
+.Laesgen_aesni_gcm_none_seal_first_done128:
 .Laesgen_aesni_gcm_none_seal_top128:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_drain128
@@ -3638,6 +3648,9 @@ aesgen_aesni_gcm_none_seal:
 	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small192
+.Laesgen_aesni_gcm_none_seal_first192:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_first_done192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
@@ -3806,6 +3819,8 @@ aesgen_aesni_gcm_none_seal:
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_first_done192
+.Laesgen_aesni_gcm_none_seal_first_done192:
 .Laesgen_aesni_gcm_none_seal_top192:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_drain192
@@ -8617,6 +8632,9 @@ aesgen_aesni_gcm_none_encrypt:
 	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small256
+.Laesgen_aesni_gcm_none_encrypt_first256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_first_done256
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
@@ -8803,6 +8821,8 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done256
+.Laesgen_aesni_gcm_none_encrypt_first_done256:
 .Laesgen_aesni_gcm_none_encrypt_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_drain256
@@ -9561,6 +9581,9 @@ aesgen_aesni_gcm_none_encrypt:
 	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small128
+.Laesgen_aesni_gcm_none_encrypt_first128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_first_done128
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
@@ -9711,6 +9734,8 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done128
+.Laesgen_aesni_gcm_none_encrypt_first_done128:
 .Laesgen_aesni_gcm_none_encrypt_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_drain128
@@ -10397,6 +10422,9 @@ aesgen_aesni_gcm_none_encrypt:
 	movdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small192
+.Laesgen_aesni_gcm_none_encrypt_first192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_first_done192
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
 	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
@@ -10565,6 +10593,8 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done192
+.Laesgen_aesni_gcm_none_encrypt_first_done192:
 .Laesgen_aesni_gcm_none_encrypt_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_drain192

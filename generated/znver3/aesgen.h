@@ -222,6 +222,36 @@ int  aesgen_aesni_gcm_none_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
 int  aesgen_aesni_gcm_none_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_aesni_gcm_none_wipe(void *ctx);
 
+/* aesni-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX; ctx 5056 bytes */
+#define AESGEN_AESNI_GCM_R1_CTX_SIZE 5056
+int  aesgen_aesni_gcm_r1_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_aesni_gcm_r1_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_aesni_gcm_r1_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_aesni_gcm_r1_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_aesni_gcm_r1_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_aesni_gcm_r1_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_aesni_gcm_r1_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_aesni_gcm_r1_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_aesni_gcm_r1_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_aesni_gcm_r1_wipe(void *ctx);
+
+/* aesni-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX; ctx 5056 bytes */
+#define AESGEN_AESNI_GCM_R2_CTX_SIZE 5056
+int  aesgen_aesni_gcm_r2_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_aesni_gcm_r2_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_aesni_gcm_r2_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_aesni_gcm_r2_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_aesni_gcm_r2_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_aesni_gcm_r2_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_aesni_gcm_r2_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_aesni_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_aesni_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_aesni_gcm_r2_wipe(void *ctx);
+
 /* vaes256-gcm-none (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 896 bytes */
 #define AESGEN_VAES256_GCM_NONE_CTX_SIZE 896
 int  aesgen_vaes256_gcm_none_init(void *ctx, const uint8_t *key, size_t key_len);
@@ -236,6 +266,36 @@ int  aesgen_vaes256_gcm_none_decrypt(void *ctx, const uint8_t *in, size_t len, u
 int  aesgen_vaes256_gcm_none_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
 int  aesgen_vaes256_gcm_none_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_vaes256_gcm_none_wipe(void *ctx);
+
+/* vaes256-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 5376 bytes */
+#define AESGEN_VAES256_GCM_R1_CTX_SIZE 5376
+int  aesgen_vaes256_gcm_r1_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_vaes256_gcm_r1_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_vaes256_gcm_r1_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_vaes256_gcm_r1_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_vaes256_gcm_r1_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_vaes256_gcm_r1_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_vaes256_gcm_r1_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_vaes256_gcm_r1_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_vaes256_gcm_r1_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_vaes256_gcm_r1_wipe(void *ctx);
+
+/* vaes256-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 5376 bytes */
+#define AESGEN_VAES256_GCM_R2_CTX_SIZE 5376
+int  aesgen_vaes256_gcm_r2_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_vaes256_gcm_r2_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_vaes256_gcm_r2_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_vaes256_gcm_r2_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_vaes256_gcm_r2_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_vaes256_gcm_r2_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_vaes256_gcm_r2_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_vaes256_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_vaes256_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_vaes256_gcm_r2_wipe(void *ctx);
 
 #ifdef __cplusplus
 }

@@ -1697,6 +1697,9 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small256
+.Laesgen_aesni_gcm_none_seal_first256:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_first_done256
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
@@ -1867,6 +1870,8 @@ aesgen_aesni_gcm_none_seal:
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_first_done256
+.Laesgen_aesni_gcm_none_seal_first_done256:
 .Laesgen_aesni_gcm_none_seal_top256:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_drain256
@@ -2529,6 +2534,9 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small128
+.Laesgen_aesni_gcm_none_seal_first128:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_first_done128
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
@@ -2663,6 +2671,8 @@ aesgen_aesni_gcm_none_seal:
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_first_done128
+.Laesgen_aesni_gcm_none_seal_first_done128:
 .Laesgen_aesni_gcm_none_seal_top128:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_drain128
@@ -3253,6 +3263,9 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small192
+.Laesgen_aesni_gcm_none_seal_first192:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_none_seal_first_done192
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
@@ -3405,6 +3418,8 @@ aesgen_aesni_gcm_none_seal:
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
+	jmp	.Laesgen_aesni_gcm_none_seal_first_done192
+.Laesgen_aesni_gcm_none_seal_first_done192:
 .Laesgen_aesni_gcm_none_seal_top192:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_drain192
@@ -7575,6 +7590,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small256
+.Laesgen_aesni_gcm_none_encrypt_first256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_first_done256
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
@@ -7745,6 +7763,8 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done256
+.Laesgen_aesni_gcm_none_encrypt_first_done256:
 .Laesgen_aesni_gcm_none_encrypt_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_drain256
@@ -8407,6 +8427,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small128
+.Laesgen_aesni_gcm_none_encrypt_first128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_first_done128
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
@@ -8541,6 +8564,8 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done128
+.Laesgen_aesni_gcm_none_encrypt_first_done128:
 .Laesgen_aesni_gcm_none_encrypt_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_drain128
@@ -9131,6 +9156,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vmovdqa	528(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small192
+.Laesgen_aesni_gcm_none_encrypt_first192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_first_done192
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
@@ -9283,6 +9311,8 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	$128, %rsi
 	addq	$128, %rcx
 	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done192
+.Laesgen_aesni_gcm_none_encrypt_first_done192:
 .Laesgen_aesni_gcm_none_encrypt_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_drain192

@@ -43,14 +43,14 @@ GCM = ModeDescriptor(
     entries=("init", "seal", "open", "start", "aad", "encrypt", "decrypt", "finish_seal",
              "finish_open", "wipe"),
     hot_entry="encrypt",
-    phases=("aes", "counter", "ghash_multiply", "reduction", "load_store", "loop", "tail"),
+    phases=("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop",
+            "tail"),
     oracle="OpenSSL EVP_aes_*_gcm",
     methods=("aesni", "vaes256"),
     needs=("PCLMULQDQ",),
     method_needs=(("vaes256", ("VPCLMULQDQ",)),),
     # the skeleton keeps to 16 registers and VEX forms on ymm; EVEX on zmm comes next
     encodings=((("vaes256", "evex"), "avx"),),
-    faces=("none",),
     skeleton="aesgen.modes.gcm.x86_64",
     nonce=(1, -1), tag=(4, 16))
 

@@ -32,7 +32,7 @@ from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
 from ...kernels.fields import Field, FieldLayout
-from ...kernels.spec import ROUNDS, KernelSpec
+from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps
 
 MAX_MESSAGE = 2**36 - 32        # bytes (SP 800-38D 5.2.1.1: 2^39 - 256 bits)
@@ -45,11 +45,27 @@ STACK_ARG = {"len": 8, "out": 16, "tag": 24, "tag_len": 32}
 
 ENTRIES = ("init", "seal", "open", "start", "aad", "encrypt", "decrypt", "finish_seal",
            "finish_open", "wipe")
-PHASES = ("aes", "counter", "ghash_multiply", "reduction", "load_store", "loop", "tail")
+PHASES = ("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop", "tail")
+NO_WINDOW = -1                  # FACE_WINDOW when no window is cached (counter >> 8 < 2^24)
+TAG_VALID = 1 << 24             # FACE_TAG bit: a tag was set (init's zeros match none)
+ALL_VALID = 0x0101010101010101  # 8 filled entries
 
 
-def gcm_layout(powers: int) -> FieldLayout:
-    """The GCM context: cipher section first (the round engines address ROUND_KEYS from 0)."""
+def gcm_layout(powers: int, face: str = "none", lanes: int = 1) -> FieldLayout:
+    """The GCM context: cipher section first (the round engines address ROUND_KEYS from 0),
+    then hash, mode and, with FACE, the cache and table of the counter's rounds."""
+    face_fields = [] if face == "none" else [
+        Field("face", "FACE_WINDOW", 8, 8, "counter >> 8 of the window FACE_CACHE holds; "
+              "NO_WINDOW when none"),
+        Field("face", "FACE_TAG", 8, 8, "counter bytes 0, 5, 10 (and bit 24) the table is for"),
+        Field("face", "FACE_CACHE", 16 * lanes, 16 * lanes,
+              f"state after round {FACE_ROUNDS[face]} of the window's in15 = 0 block, "
+              "once a lane"),
+        Field("face", "FACE_VALID", 256 + 8, 8, "1 where the table entry of that in15 is "
+              "filled (8 bytes of slack: a batch reads 8 at a time)"),
+        Field("face", "FACE_TABLE", 256 * 16, 64, f"T[v] = state after round "
+              f"{FACE_ROUNDS[face]} of the block with in15 = v, XOR FACE_CACHE"),
+    ]
     layout = FieldLayout.build([
         Field("cipher", "ROUND_KEYS", 240, 16, "15 x 16 bytes, FIPS-197 byte order"),
         Field("cipher", "KEY_BITS", 4, 4, "128, 192 or 256 once init succeeded; 0 before"),
@@ -67,7 +83,7 @@ def gcm_layout(powers: int) -> FieldLayout:
         Field("mode", "AAD_LEN", 8, 8, "AAD bytes so far"),
         Field("mode", "MSG_LEN", 8, 8, "message bytes so far"),
         Field("mode", "IN_DATA", 8, 8, "1 once encrypt or decrypt began (AAD closed)"),
-    ])
+    ] + face_fields)
     if layout.ROUND_KEYS != ctx_layout.ROUND_KEYS:
         raise AssertionError("the round engines address the round keys at ROUND_KEYS")
     return layout
@@ -85,7 +101,8 @@ class GcmKernel:
         self.engine = engine_for(spec)
         self.lanes = spec.width // 128
         self.powers = BATCH * self.lanes          # one reduction per batch of registers
-        self.layout = gcm_layout(self.powers)
+        self.face_rounds = FACE_ROUNDS[spec.face]
+        self.layout = gcm_layout(self.powers, spec.face, self.lanes)
 
     def body(self, entry: str, doc: str) -> "Body":
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
@@ -372,6 +389,177 @@ class Body:
             self.a.add(out, Imm(16 * n_blocks))
             self.a.sub(length, Imm(16 * n_blocks))
 
+    # --- FACE on the GCM counter ---------------------------------------------------------
+    def face_new_message(self, j0: Reg) -> None:
+        """A new nonce: no window is cached; the table stays when counter bytes 0, 5 and
+        10 (nonce bytes, fixed for the whole message) are those it was filled under,
+        else every entry is marked empty."""
+        a, b, v = self.a, self.b, self.v
+        a.mov(self.f("FACE_WINDOW", width=64), Imm(NO_WINDOW))
+        v.store(self.f("SCRATCH"), j0)
+        tag, t = b.gp(), b.gp()
+        a.movzx(tag.w32, self.f("SCRATCH", 10, width=8))
+        a.shl(tag, Imm(8))
+        a.movzx(t.w32, self.f("SCRATCH", 5, width=8))
+        b.emit("or", tag, t)
+        a.shl(tag, Imm(8))
+        a.movzx(t.w32, self.f("SCRATCH", 0, width=8))
+        b.emit("or", tag, t)
+        b.emit("or", tag, Imm(TAG_VALID))
+        same = b.label("same_table")
+        a.cmp(tag, self.f("FACE_TAG", width=64))
+        a.je(same)
+        a.mov(self.f("FACE_TAG", width=64), tag)
+        z = self.zero_vec()
+        for off in range(0, 256, 16):
+            v.store(self.f("FACE_VALID", off), z)
+        b.bind(same)
+
+    def _face_dispatch(self, c: Reg, labels: dict[str, Label]) -> Reg:
+        """Branch on the public counter to the batch kind: "full" when the batch would
+        leave the window (in15 wraps inside it), "refresh" when the cache holds another
+        window, "fast" when every entry it needs is filled, else "fill". Returns the
+        register holding in15 of the batch's first block."""
+        a, b, v = self.a, self.b, self.v
+        blocks = BATCH * self.k.lanes
+        ctr, idx, ones = b.gp(), b.gp(), b.gp()
+        with b.phase("face"):
+            v.store_u32(ctr.w32, c)                    # counter bytes 12..15, as a number
+            a.movzx(idx.w32, ctr.w8)                   # in15
+            a.cmp(idx, Imm(256 - blocks))
+            a.ja(labels["full"])
+            a.shr(ctr, Imm(8))
+            a.cmp(ctr, self.f("FACE_WINDOW", width=64))
+            a.jne(labels["refresh"])
+            a.movabs(ones, Imm(ALL_VALID))
+            for off in range(0, blocks, 8):
+                a.cmp(Mem(64, base=self.ctx, index=idx, disp=self.k.layout.FACE_VALID + off),
+                      ones)
+                a.jne(labels["fill"])
+        return idx
+
+    def _face_refresh(self, c: Reg, bits: int) -> None:
+        """Cache the window of counter c: the state after FACE's rounds of its in15 = 0
+        block (each lane), and the window's number."""
+        a, b, v = self.a, self.b, self.v
+        with b.phase("face"):
+            base = b.xmm()
+            v.and_(base, c, b.const("window_mask", bytes([0]) + bytes([0xFF]) * 15))
+            v.shuffle_bytes(base, base, self.hash.bswap_mask())
+            nr = ROUNDS[bits]
+            self.k.engine.rounds(self.k, b, v, Keys(self.ctx, None, 128), [base], 0,
+                                 self.k.face_rounds, nr)
+            for lane in range(self.k.lanes):
+                v.store(self.f("FACE_CACHE", 16 * lane), base)
+            ctr = b.gp()
+            v.store_u32(ctr.w32, c)
+            a.shr(ctr, Imm(8))
+            a.mov(self.f("FACE_WINDOW", width=64), ctr)
+
+    def _face_batch(self, kind: str, wide: Reg, idx: Reg | None, bits: int) -> list[Reg]:
+        """The AES part of one batch: "full" computes every round; "fill" too, storing
+        each block's table entry after FACE's rounds and marking it filled; "fast" starts
+        each block from its table entry and the cache, after FACE's rounds."""
+        b, v, a = self.b, self.v, self.a
+        nr, f, width = ROUNDS[bits], self.k.face_rounds, wide.width
+        lanes = width // 128
+        keys = Keys(self.ctx, None, 128)
+        if kind == "full" or not f:
+            blocks = self._counters(wide, BATCH)
+            self.aes(blocks, bits)
+            return blocks
+        table = self.k.layout.FACE_TABLE
+        in15 = idx
+        idx = b.gp()                                     # the first entry's table offset
+        with b.phase("face"):
+            a.mov(idx, in15)
+            a.shl(idx, Imm(4))
+        if kind == "fast":
+            blocks = []
+            with b.phase("face"):
+                for j in range(BATCH):
+                    blk = b.vec(width)
+                    v.load(blk, Mem(width, base=self.ctx, index=idx, disp=table + 16 * lanes * j),
+                           aligned=width == 128)
+                    v.xor(blk, blk, self.f("FACE_CACHE", width=width))
+                    blocks.append(blk)
+            with b.phase("counter"):
+                v.add_dwords(wide, wide, b.const(f"batch{lanes}", (BATCH * lanes).to_bytes(
+                    16, "little") * lanes, align=width // 8))
+            with b.phase("aes"):
+                self.k.engine.rounds(self.k, b, v, keys, blocks, f + 1, nr, nr)
+            return blocks
+        blocks = self._counters(wide, BATCH)             # fill
+        with b.phase("aes"):
+            self.k.engine.rounds(self.k, b, v, keys, blocks, 0, f, nr)
+        with b.phase("face"):
+            for j, blk in enumerate(blocks):
+                v.xor(blk, blk, self.f("FACE_CACHE", width=width))
+                v.store(Mem(width, base=self.ctx, index=idx, disp=table + 16 * lanes * j), blk,
+                        aligned=width == 128)
+                v.xor(blk, blk, self.f("FACE_CACHE", width=width))
+        with b.phase("aes"):
+            self.k.engine.rounds(self.k, b, v, keys, blocks, f + 1, nr, nr)
+        return blocks
+
+    def _face_mark(self, in15: Reg) -> None:
+        """Mark the entries a fill batch stored (from in15 on) as filled."""
+        a, b = self.a, self.b
+        with b.phase("face"):
+            ones, i = b.gp(), in15
+            a.movabs(ones, Imm(ALL_VALID))
+            for off in range(0, BATCH * self.k.lanes, 8):
+                a.mov(Mem(64, base=self.ctx, index=i, disp=self.k.layout.FACE_VALID + off), ones)
+
+    def _batch_loop(self, bits: int, x: Reg, wide: Reg, inp: Reg, length: Reg, out: Reg,
+                    decrypt: bool, hashed: bool, top: Label, exit_: Label, region: str,
+                    once: bool = False) -> None:
+        """A loop of batches of BATCH registers: at ``top``, leave for ``exit_`` when less
+        than a batch is left; else the batch (with FACE, the kind the counter picks),
+        stitched with the GHASH of ciphertext in memory when ``hashed``; with ``once``,
+        one batch and out."""
+        a, b = self.a, self.b
+        lanes, width = self.k.lanes, wide.width
+        step = 16 * BATCH * lanes
+
+        def body(kind: str, idx: Reg | None) -> None:
+            with b.capture() as rounds:
+                blocks = self._face_batch(kind, wide, idx, bits)
+            if hashed:
+                with b.capture() as hashing:
+                    self.hash_blocks(x, inp if decrypt else out, BATCH * lanes,
+                                     disp=0 if decrypt else -step, width=width)
+                b.emit_stitched(rounds, hashing)
+            else:
+                b.function.body.extend(rounds)
+            if kind == "fill":
+                self._face_mark(idx)
+            self._xor_store(blocks, inp, out)
+            self._advance(inp, out, length, BATCH * lanes)
+            with b.phase("loop"):
+                a.jmp(exit_ if once else top)
+
+        with b.region(region):
+            b.bind(top)
+            with b.phase("loop"):
+                a.cmp(length, Imm(step))
+                a.jb(exit_)
+            if not self.k.face_rounds:
+                body("full", None)
+                return
+            labels = {kind: b.label(f"{kind}_{region}".replace("-", "_"))
+                      for kind in ("full", "refresh", "fill")}
+            idx = self._face_dispatch(wide.view(128), labels)
+            body("fast", idx)
+        for kind in ("fill", "full"):
+            with b.region(f"{kind}-{region}"):
+                b.bind(labels[kind])
+                body(kind, idx if kind == "fill" else None)
+        with b.region(f"refresh-{region}"):
+            b.bind(labels["refresh"])
+            self._face_refresh(wide.view(128), bits)
+            a.jmp(top)
+
     def _crypt_size(self, bits: int, x: Reg, inp: Reg, length: Reg, out: Reg,
                     decrypt: bool) -> None:
         """The data path for one key size. Batches of BATCH blocks are stitched: the AES
@@ -396,28 +584,13 @@ class Body:
                 v.broadcast_register(wide, c)
                 v.add_dwords(wide, wide, b.const(f"lanes{lanes}", b"".join(
                     lane.to_bytes(16, "little") for lane in range(lanes)), align=width // 8))
-        if not decrypt:
-            with b.region(f"first-{bits}"):           # the pipeline fills
-                blocks = self._counters(wide, BATCH)
-                self.aes(blocks, bits)
-                self._xor_store(blocks, inp, out)
-                self._advance(inp, out, length, BATCH * lanes)
-        with b.region(f"steady-{bits}"):
-            b.bind(top)
-            with b.phase("loop"):
-                a.cmp(length, Imm(step))
-                a.jb(drain)
-            with b.capture() as rounds:
-                blocks = self._counters(wide, BATCH)
-                self.aes(blocks, bits)
-            with b.capture() as hashing:
-                self.hash_blocks(x, inp if decrypt else out, BATCH * lanes,
-                                 disp=0 if decrypt else -step, width=width)
-            b.emit_stitched(rounds, hashing)
-            self._xor_store(blocks, inp, out)
-            self._advance(inp, out, length, BATCH * lanes)
-            with b.phase("loop"):
-                a.jmp(top)
+        if not decrypt:                               # the pipeline fills: one batch
+            first, first_done = b.label(f"first{bits}"), b.label(f"first_done{bits}")
+            self._batch_loop(bits, x, wide, inp, length, out, decrypt, False, first,
+                             first_done, f"first-{bits}", once=True)
+            b.bind(first_done)
+        self._batch_loop(bits, x, wide, inp, length, out, decrypt, True, top, drain,
+                         f"steady-{bits}")
         b.bind(drain)
         if not decrypt:
             with b.region(f"drain-{bits}"):           # the last batch's hash
@@ -497,6 +670,8 @@ class Body:
         v.shuffle_bytes(c, j0, self.hash.bswap_mask())
         v.add_dwords(c, c, b.const("one", ONE))
         v.store(self.f("COUNTER"), c)
+        if self.k.face_rounds:
+            self.face_new_message(j0)
         self.aes_any_size(j0)
         v.store(self.f("TAG_MASK"), j0)
 
