@@ -33,6 +33,7 @@ from ..isa.table import load_table
 from . import ctx_layout as L
 from .engine_choice import engine_for
 from .engines import RoundEngine
+from .key_schedule import accept_key_length, expand_by_size
 from .spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .ctr_stream import (Stream, count_up, counter_in_every_lane, counter_tag, loop_exit,
                          loop_head, mem, open_stream, spread_blocks)
@@ -88,25 +89,15 @@ def build_init(k: Kernel) -> Function:
     ctx, key, key_len, iv = k.args(b, 4)
     ret = b.label("return")
     common = b.label("common")
-    per_size = {bits: b.label(f"key{bits}") for bits in k.spec.key_bits}
     accepted = b.label("accepted")
-    for bits in per_size:
-        a.cmp(key_len, Imm(bits // 8))
-        a.je(accepted)
+    accept_key_length(b, key_len, k.spec.key_bits, accepted)
     a.mov(gp("eax"), Imm(-1))          # a refused key leaves the context as it was
     a.jmp(ret)
     b.bind(accepted)
     with b.phase("clear_context"):     # re-keying forgets every byte of the old key's state
         _zero_context(k, b, v, ctx)
-    for bits, label in per_size.items():
-        a.cmp(key_len, Imm(bits // 8))
-        a.je(label)
-    for bits, label in per_size.items():
-        b.bind(label)
-        with b.phase("key_expansion"):
-            k.engine.expand_key(b, v, ctx, key, bits)
-            a.mov(mem(32, ctx, L.KEY_BITS), Imm(bits))
-        a.jmp(common)
+    expand_by_size(b, v, k.engine, ctx, key, key_len, k.spec.key_bits, mem(32, ctx, L.KEY_BITS),
+                   common)
     b.bind(common)
     a.mov(mem(64, ctx, L.TAG_HI), Imm(L.NO_TABLE))
     _set_iv_body(b, ctx, iv)

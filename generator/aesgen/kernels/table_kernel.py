@@ -68,6 +68,7 @@ from ..isa.table import load_table
 from ..model.aes import SBOX, gf_mul
 from . import ctx_layout as L
 from .ctr_kernel import table_tag_check
+from .key_schedule import accept_key_length, expand_by_size
 from .engines import RoundEngine
 from .spec import ROUNDS, KernelSpec
 
@@ -272,26 +273,15 @@ def build_init(k: TableKernel) -> Function:
     ctx, key, key_len, iv = k.args(b, 4)
     ret = b.label("return")
     common = b.label("common")
-    per_size = {bits: b.label(f"key{bits}") for bits in k.spec.key_bits}
     accepted = b.label("accepted")
-    for bits in per_size:
-        a.cmp(key_len, Imm(bits // 8))
-        a.je(accepted)
+    accept_key_length(b, key_len, k.spec.key_bits, accepted)
     a.mov(gp("eax"), Imm(-1))          # a refused key leaves the context as it was
     a.jmp(ret)
     b.bind(accepted)
     with b.phase("clear_context"):     # re-keying forgets every byte of the old key's state
         _zero_context(k, b, ctx)
-    for bits, label in per_size.items():
-        a.cmp(key_len, Imm(bits // 8))
-        a.je(label)
-    schedule = ScalarKeySchedule(k.spec)
-    for bits, label in per_size.items():
-        b.bind(label)
-        with b.phase("key_expansion"):
-            schedule.expand_key(b, None, ctx, key, bits)
-            a.mov(_m(32, ctx, L.KEY_BITS), Imm(bits))
-        a.jmp(common)
+    expand_by_size(b, None, ScalarKeySchedule(k.spec), ctx, key, key_len, k.spec.key_bits,
+                   _m(32, ctx, L.KEY_BITS), common)
     b.bind(common)
     a.mov(_m(64, ctx, L.TAG_HI), Imm(L.NO_TABLE))
     _set_iv_body(b, ctx, iv)

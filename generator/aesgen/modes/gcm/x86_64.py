@@ -32,6 +32,7 @@ from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
 from ...kernels.fields import Field, FieldLayout
+from ...kernels.key_schedule import accept_key_length, expand_by_size
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps
 
@@ -739,23 +740,13 @@ def build_init(k: GcmKernel) -> Function:
     b.function.returns_value = True
     ctx, key, key_len = g.args(3)
     fail, accepted, hashed = b.label("refuse"), b.label("accepted"), b.label("hash_key")
-    per_size = {bits: b.label(f"key{bits}") for bits in k.spec.key_bits}
-    for bits in per_size:
-        a.cmp(key_len, Imm(bits // 8))
-        a.je(accepted)
+    accept_key_length(b, key_len, k.spec.key_bits, accepted)
     a.jmp(fail)
     b.bind(accepted)
     with b.phase("clear_context"):                  # a new key forgets all of the old
         zero_context(b, v, ctx, k.layout.size, k.spec.width, aligned=k.spec.width == 128)
-    for bits, label in per_size.items():
-        a.cmp(key_len, Imm(bits // 8))
-        a.je(label)
-    for bits, label in per_size.items():
-        b.bind(label)
-        with b.phase("key_expansion"):
-            k.engine.expand_key(b, v, ctx, key, bits)
-            a.mov(g.f("KEY_BITS", width=32), Imm(bits))
-        a.jmp(hashed)
+    expand_by_size(b, v, k.engine, ctx, key, key_len, k.spec.key_bits,
+                   g.f("KEY_BITS", width=32), hashed)
     b.bind(hashed)
     with b.phase("hash_key"):
         h = g.zero_vec()
