@@ -381,3 +381,16 @@ def test_gcm_face_table_serves_the_next_record(aead, request) -> None:
     got, want = record(256)          # byte 10 of the nonce changes: the table is refilled
     assert got == want
     assert ctx.guards_intact()
+
+
+def test_stats_reports_gcm_kernels_by_phase(aesgen_exe) -> None:
+    import subprocess
+
+    for preset in ("znver3", "x86-64-v2"):
+        r = subprocess.run([str(aesgen_exe), "stats", str(GENERATED / preset)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        table = r.stdout[r.stdout.index("AEAD kernels"):].splitlines()
+        assert "GHASH mul" in table[1] and "reduction" in table[1] and "FACE" in table[1]
+        rows = {tuple(line.split()[:2]) for line in table[3:] if line.strip()}
+        assert ("aesni-gcm-r2", "128") in rows and ("aesni-gcm-none", "256") in rows

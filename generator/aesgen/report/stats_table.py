@@ -7,7 +7,7 @@ from pathlib import Path
 from ..emit.stats import PHASES
 from ..modes import GCM
 
-HEADINGS = {"aes": "AES", "ghash_multiply": "GHASH mul", "reduction": "reduction",
+HEADINGS = {"aes": "AES", "face": "FACE", "ghash_multiply": "GHASH mul", "reduction": "reduction",
             "load_store": "load/store", "tail": "tail",
             "counter": "counter", "transpose": "transpose", "rounds_0_2": "rounds 0-2", "rounds_3_nr": "rounds 3..Nr",
             "load_xor_store": "load/xor/store", "loop": "loop", "total": "total"}
