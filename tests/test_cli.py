@@ -187,7 +187,7 @@ def test_generate_with_defaults(aesgen_exe, tmp_path):
 
 def test_generate_one_kernel_with_prefix(aesgen_exe, tmp_path):
     proc = aesgen(aesgen_exe, "generate", "--cpu", "x86-64-v2", "--keys", "128", "--face",
-                  "r2", "--method", "aesni", "--prefix", "mylib_", cwd=tmp_path)
+                  "r2", "--method", "aesni", "--mode", "ctr", "--prefix", "mylib_", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     out = tmp_path / "out" / "x86-64-v2"
@@ -209,7 +209,7 @@ def test_generate_one_kernel_with_prefix(aesgen_exe, tmp_path):
 
 
 def test_regenerating_removes_files_the_old_manifest_listed(aesgen_exe, tmp_path):
-    assert aesgen(aesgen_exe, "generate", "--cpu", "znver4", "-o", "s",
+    assert aesgen(aesgen_exe, "generate", "--cpu", "znver4", "--mode", "ctr", "-o", "s",
                   cwd=tmp_path).returncode == 0
     (tmp_path / "s" / "notes.txt").write_text("mine\n")
     proc = aesgen(aesgen_exe, "generate", "--cpu", "znver4", "--method", "aesni", "--face",
@@ -217,7 +217,8 @@ def test_regenerating_removes_files_the_old_manifest_listed(aesgen_exe, tmp_path
                   cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert tree(tmp_path) == ["s"] + [f"s/{n}" for n in (
-        "aesgen.h", "aesgen_registry.c", "aesni_face_r1.S", "manifest.json", "notes.txt")]
+        "aesgen.h", "aesgen_registry.c", "aesni_face_r1.S", "aesni_gcm_r1.S", "manifest.json",
+        "notes.txt")]
 
 
 # --- stats --------------------------------------------------------------------------------
