@@ -60,7 +60,10 @@ def build_cfg(function: Function) -> list[Block]:
     return blocks
 
 
-def compute_liveness(function: Function, abi: AbiSpec) -> list[Block]:
+def compute_liveness(function: Function, abi: AbiSpec,
+                     effects: dict[int, tuple[set, set]] | None = None) -> list[Block]:
+    """Live-in/out sets per block. ``effects`` (filled here when given) maps id(ins) to its
+    (uses, defs), so a caller that walks the instructions again need not recompute them."""
     blocks = build_cfg(function)
     summary = []
     for b in blocks:
@@ -68,6 +71,8 @@ def compute_liveness(function: Function, abi: AbiSpec) -> list[Block]:
         kill: set[RegKey] = set()
         for ins in b.instructions:
             u, d = uses_and_defs(ins, function, abi)
+            if effects is not None:
+                effects[id(ins)] = (u, d)
             use |= u - kill
             kill |= d
         summary.append((use, kill))

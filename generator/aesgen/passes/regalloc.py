@@ -15,7 +15,7 @@ from dataclasses import replace
 from ..dsl.ir import Function, Instruction
 from ..dsl.operands import Mem, Reg, VIRTUAL_BASE, VList
 from .abi import AbiSpec
-from .liveness import RegKey, compute_liveness, uses_and_defs
+from .liveness import RegKey, compute_liveness
 
 COPY_NAMES = ("mov", "movdqa", "vmovdqa")
 
@@ -34,7 +34,8 @@ def _copy_pair(ins: Instruction) -> tuple[RegKey, RegKey] | None:
 
 
 def interference(function: Function, abi: AbiSpec):
-    blocks = compute_liveness(function, abi)
+    effects: dict[int, tuple[set, set]] = {}
+    blocks = compute_liveness(function, abi, effects)
     entry_virtual = sorted(k for k in blocks[0].live_in if k[1] >= VIRTUAL_BASE)
     if entry_virtual:
         raise AllocationError(f"{function.symbol}: register(s) read before any write: "
@@ -44,7 +45,7 @@ def interference(function: Function, abi: AbiSpec):
     for b in blocks:
         live = set(b.live_out)
         for ins in reversed(b.instructions):
-            uses, defs = uses_and_defs(ins, function, abi)
+            uses, defs = effects[id(ins)]
             pair = _copy_pair(ins)
             for d in defs:
                 for other in live:
