@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   Context: 5376 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 5120 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_r1_init   requires AESNI, PCLMULQDQ, AVX
@@ -42,7 +42,7 @@ aesgen_vaes256_gcm_r1_init:
 .Laesgen_vaes256_gcm_r1_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$84, %rcx
+	movq	$80, %rcx
 .Laesgen_vaes256_gcm_r1_init_zero:
 	vmovdqu	%ymm0, (%rax)
 	vmovdqu	%ymm0, 32(%rax)
@@ -765,9 +765,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpand	.Laesgen_vaes256_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 496(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 752(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -785,9 +782,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	%xmm1, 480(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 736(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -805,9 +799,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 464(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 720(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -825,9 +816,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 448(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -845,9 +833,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 432(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 688(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -865,9 +850,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 416(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -885,9 +867,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 400(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 656(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -905,9 +884,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 384(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 640(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -925,9 +901,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 368(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 624(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -945,9 +918,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 352(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -965,9 +935,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 336(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 592(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -985,9 +952,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 320(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -1005,9 +969,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 304(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -1025,9 +986,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 288(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -1045,9 +1003,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 272(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -1065,9 +1020,6 @@ aesgen_vaes256_gcm_r1_init:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 256(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -1114,33 +1066,33 @@ aesgen_vaes256_gcm_r1_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	%xmm0, 816(%rdi)
-	movq	$0, 864(%rdi)
-	movq	$0, 872(%rdi)
-	movq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_r1_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 848(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_vaes256_gcm_r1_seal_have_j0
 .Laesgen_vaes256_gcm_r1_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %r10
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r10
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_vaes256_gcm_r1_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	816(%rdi,%r10,1), %rbp
+	leaq	560(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_vaes256_gcm_r1_seal_no8
@@ -1175,7 +1127,7 @@ aesgen_vaes256_gcm_r1_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_vaes256_gcm_r1_seal_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1195,7 +1147,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_seal_whole:
 .Laesgen_vaes256_gcm_r1_seal_hash8:
 	cmpq	$128, %rdx
@@ -1321,7 +1273,7 @@ aesgen_vaes256_gcm_r1_seal:
 .Laesgen_vaes256_gcm_r1_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_absorbed
-	leaq	816(%rdi), %r10
+	leaq	560(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_no8_2
 	movq	(%rsi), %r11
@@ -1351,12 +1303,12 @@ aesgen_vaes256_gcm_r1_seal:
 	movb	%r11b, (%r10)
 .Laesgen_vaes256_gcm_r1_seal_no1_2:
 .Laesgen_vaes256_gcm_r1_seal_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1376,7 +1328,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_seal_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1398,42 +1350,42 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 800(%rdi)
-	movq	$0, 872(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_vaes256_gcm_r1_seal_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rdi)
-	movq	$-1, 888(%rdi)
-	vmovdqa	%xmm0, 848(%rdi)
-	movzbl	858(%rdi), %eax
+	vmovdqa	%xmm1, 528(%rdi)
+	movq	$-1, 632(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
+	movzbl	602(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	853(%rdi), %edx
+	movzbl	597(%rdi), %edx
 	orq	%rdx, %rax
 	shlq	$8, %rax
-	movzbl	848(%rdi), %edx
+	movzbl	592(%rdi), %edx
 	orq	%rdx, %rax
 	orq	$0x1000000, %rax
-	cmpq	896(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	je	.Laesgen_vaes256_gcm_r1_seal_same_table
-	movq	%rax, 896(%rdi)
+	movq	%rax, 640(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 960(%rdi)
-	vmovdqa	%xmm1, 976(%rdi)
-	vmovdqa	%xmm1, 992(%rdi)
-	vmovdqa	%xmm1, 1008(%rdi)
-	vmovdqa	%xmm1, 1024(%rdi)
-	vmovdqa	%xmm1, 1040(%rdi)
-	vmovdqa	%xmm1, 1056(%rdi)
-	vmovdqa	%xmm1, 1072(%rdi)
-	vmovdqa	%xmm1, 1088(%rdi)
-	vmovdqa	%xmm1, 1104(%rdi)
-	vmovdqa	%xmm1, 1120(%rdi)
-	vmovdqa	%xmm1, 1136(%rdi)
-	vmovdqa	%xmm1, 1152(%rdi)
-	vmovdqa	%xmm1, 1168(%rdi)
-	vmovdqa	%xmm1, 1184(%rdi)
-	vmovdqa	%xmm1, 1200(%rdi)
+	vmovdqa	%xmm1, 704(%rdi)
+	vmovdqa	%xmm1, 720(%rdi)
+	vmovdqa	%xmm1, 736(%rdi)
+	vmovdqa	%xmm1, 752(%rdi)
+	vmovdqa	%xmm1, 768(%rdi)
+	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 800(%rdi)
+	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 832(%rdi)
+	vmovdqa	%xmm1, 848(%rdi)
+	vmovdqa	%xmm1, 864(%rdi)
+	vmovdqa	%xmm1, 880(%rdi)
+	vmovdqa	%xmm1, 896(%rdi)
+	vmovdqa	%xmm1, 912(%rdi)
+	vmovdqa	%xmm1, 928(%rdi)
+	vmovdqa	%xmm1, 944(%rdi)
 .Laesgen_vaes256_gcm_r1_seal_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1525,17 +1477,17 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_r1_seal_aes_done
 .Laesgen_vaes256_gcm_r1_seal_aes_done:
-	vmovdqa	%xmm0, 768(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
-	addq	%r8, 864(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%r8, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r1_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	816(%rdi,%rax,1), %r10
+	leaq	560(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_no8_3
@@ -1570,7 +1522,7 @@ aesgen_vaes256_gcm_r1_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_r1_seal_absorbed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1590,7 +1542,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_seal_whole_2:
 .Laesgen_vaes256_gcm_r1_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1716,7 +1668,7 @@ aesgen_vaes256_gcm_r1_seal:
 .Laesgen_vaes256_gcm_r1_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_vaes256_gcm_r1_seal_absorbed_2
-	leaq	816(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r1_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1746,16 +1698,16 @@ aesgen_vaes256_gcm_r1_seal:
 	movb	%dl, (%rax)
 .Laesgen_vaes256_gcm_r1_seal_no1_4:
 .Laesgen_vaes256_gcm_r1_seal_absorbed_2:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_seal_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1775,14 +1727,14 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_seal_flushed_2:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r1_seal_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
-	addq	%rax, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
+	addq	%rax, 616(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_bulk
 	movq	$16, %rsi
@@ -1791,8 +1743,8 @@ aesgen_vaes256_gcm_r1_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	832(%rdi,%rdx,1), %r11
-	leaq	816(%rdi,%rdx,1), %rbx
+	leaq	576(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_vaes256_gcm_r1_seal_no8_5
 	movq	(%r8), %rbp
@@ -1843,7 +1795,7 @@ aesgen_vaes256_gcm_r1_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_vaes256_gcm_r1_seal_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1863,7 +1815,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1871,7 +1823,7 @@ aesgen_vaes256_gcm_r1_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_vaes256_gcm_r1_seal_data192
 .Laesgen_vaes256_gcm_r1_seal_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_r1_seal_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -1884,30 +1836,30 @@ aesgen_vaes256_gcm_r1_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r1_seal_full_first_256
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_seal_refresh_first_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_first_256
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_first_256
 	shlq	$4, %rsi
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -2083,30 +2035,30 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -2225,8 +2177,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -2426,11 +2378,11 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_first256
 .Laesgen_vaes256_gcm_r1_seal_first_done256:
 .Laesgen_vaes256_gcm_r1_seal_top256:
@@ -2441,42 +2393,42 @@ aesgen_vaes256_gcm_r1_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r1_seal_full_steady_256
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_seal_refresh_steady_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_steady_256
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_steady_256
 	shlq	$4, %rsi
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
 	vmovdqu	-224(%rcx), %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
@@ -2755,43 +2707,43 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	-192(%rcx), %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 320(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 320(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vmovdqu	-160(%rcx), %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -2974,8 +2926,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -3271,11 +3223,11 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_top256
 .Laesgen_vaes256_gcm_r1_seal_drain256:
 	vmovdqu	-256(%rcx), %ymm2
@@ -3616,9 +3568,9 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_r1_seal_no8_6
 	movq	(%r9), %r8
@@ -3664,10 +3616,10 @@ aesgen_vaes256_gcm_r1_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_vaes256_gcm_r1_seal_no1_6:
 .Laesgen_vaes256_gcm_r1_seal_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_saved
 .Laesgen_vaes256_gcm_r1_seal_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_r1_seal_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -3680,30 +3632,30 @@ aesgen_vaes256_gcm_r1_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r1_seal_full_first_128
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_seal_refresh_first_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_first_128
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_first_128
 	shlq	$4, %rsi
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -3843,30 +3795,30 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -3949,8 +3901,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -4114,11 +4066,11 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_first128
 .Laesgen_vaes256_gcm_r1_seal_first_done128:
 .Laesgen_vaes256_gcm_r1_seal_top128:
@@ -4129,46 +4081,46 @@ aesgen_vaes256_gcm_r1_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r1_seal_full_steady_128
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_seal_refresh_steady_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_steady_128
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_steady_128
 	shlq	$4, %rsi
 	vmovdqu	-256(%rcx), %ymm5
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap256(%rip), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vmovdqu	-224(%rcx), %ymm0
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
 	vpxor	%ymm8, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm9
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm13
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -4412,46 +4364,46 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vmovdqu	-160(%rcx), %ymm0
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vmovdqu	-128(%rcx), %ymm13
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -4590,8 +4542,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -4851,11 +4803,11 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_top128
 .Laesgen_vaes256_gcm_r1_seal_drain128:
 	vmovdqu	-256(%rcx), %ymm2
@@ -5160,9 +5112,9 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_r1_seal_no8_7
 	movq	(%r9), %r8
@@ -5208,10 +5160,10 @@ aesgen_vaes256_gcm_r1_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_vaes256_gcm_r1_seal_no1_7:
 .Laesgen_vaes256_gcm_r1_seal_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_saved
 .Laesgen_vaes256_gcm_r1_seal_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_r1_seal_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -5224,30 +5176,30 @@ aesgen_vaes256_gcm_r1_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r1_seal_full_first_192
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_seal_refresh_first_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_first_192
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_first_192
 	shlq	$4, %rsi
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -5405,30 +5357,30 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -5529,8 +5481,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -5712,11 +5664,11 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_first192
 .Laesgen_vaes256_gcm_r1_seal_first_done192:
 .Laesgen_vaes256_gcm_r1_seal_top192:
@@ -5727,43 +5679,43 @@ aesgen_vaes256_gcm_r1_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r1_seal_full_steady_192
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_seal_refresh_steady_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_steady_192
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r1_seal_fill_steady_192
 	shlq	$4, %rsi
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	-224(%rcx), %ymm13
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
@@ -6025,44 +5977,44 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	-160(%rcx), %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -6224,8 +6176,8 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -6503,11 +6455,11 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_top192
 .Laesgen_vaes256_gcm_r1_seal_drain192:
 	vmovdqu	-256(%rcx), %ymm2
@@ -6830,9 +6782,9 @@ aesgen_vaes256_gcm_r1_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_r1_seal_no8_8
 	movq	(%r9), %r8
@@ -6878,19 +6830,19 @@ aesgen_vaes256_gcm_r1_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_vaes256_gcm_r1_seal_no1_8:
 .Laesgen_vaes256_gcm_r1_seal_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_saved
 .Laesgen_vaes256_gcm_r1_seal_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_seal_in_data_2
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_flushed_3
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -6910,16 +6862,16 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_seal_flushed_3:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r1_seal_in_data_2:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_flushed_4
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -6939,9 +6891,9 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_r1_seal_flushed_4:
-	movq	864(%rdi), %rdx
+	movq	608(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	872(%rdi), %rsi
+	movq	616(%rdi), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
@@ -6964,9 +6916,9 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
-	leaq	848(%rdi), %rdx
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_vaes256_gcm_r1_seal_no16
 	movq	(%rdx), %rsi
@@ -7082,33 +7034,33 @@ aesgen_vaes256_gcm_r1_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	%xmm0, 816(%rdi)
-	movq	$0, 864(%rdi)
-	movq	$0, 872(%rdi)
-	movq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_r1_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 848(%rdi)
+	movq	%rdx, 592(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	movl	%edx, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_vaes256_gcm_r1_open_have_j0
 .Laesgen_vaes256_gcm_r1_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %r11
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r11
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_vaes256_gcm_r1_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	816(%rdi,%r11,1), %r12
+	leaq	560(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_vaes256_gcm_r1_open_no8
@@ -7143,7 +7095,7 @@ aesgen_vaes256_gcm_r1_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_vaes256_gcm_r1_open_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7163,7 +7115,7 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_open_whole:
 .Laesgen_vaes256_gcm_r1_open_hash8:
 	cmpq	$128, %rdx
@@ -7289,7 +7241,7 @@ aesgen_vaes256_gcm_r1_open:
 .Laesgen_vaes256_gcm_r1_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_open_absorbed
-	leaq	816(%rdi), %r11
+	leaq	560(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r1_open_no8_2
 	movq	(%rsi), %rbx
@@ -7319,12 +7271,12 @@ aesgen_vaes256_gcm_r1_open:
 	movb	%bl, (%r11)
 .Laesgen_vaes256_gcm_r1_open_no1_2:
 .Laesgen_vaes256_gcm_r1_open_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r1_open_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7344,7 +7296,7 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_open_flushed:
 	vmovq	%r10, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -7366,42 +7318,42 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 800(%rdi)
-	movq	$0, 872(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_vaes256_gcm_r1_open_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rdi)
-	movq	$-1, 888(%rdi)
-	vmovdqa	%xmm0, 848(%rdi)
-	movzbl	858(%rdi), %edx
+	vmovdqa	%xmm1, 528(%rdi)
+	movq	$-1, 632(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
+	movzbl	602(%rdi), %edx
 	shlq	$8, %rdx
-	movzbl	853(%rdi), %esi
+	movzbl	597(%rdi), %esi
 	orq	%rsi, %rdx
 	shlq	$8, %rdx
-	movzbl	848(%rdi), %esi
+	movzbl	592(%rdi), %esi
 	orq	%rsi, %rdx
 	orq	$0x1000000, %rdx
-	cmpq	896(%rdi), %rdx
+	cmpq	640(%rdi), %rdx
 	je	.Laesgen_vaes256_gcm_r1_open_same_table
-	movq	%rdx, 896(%rdi)
+	movq	%rdx, 640(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 960(%rdi)
-	vmovdqa	%xmm1, 976(%rdi)
-	vmovdqa	%xmm1, 992(%rdi)
-	vmovdqa	%xmm1, 1008(%rdi)
-	vmovdqa	%xmm1, 1024(%rdi)
-	vmovdqa	%xmm1, 1040(%rdi)
-	vmovdqa	%xmm1, 1056(%rdi)
-	vmovdqa	%xmm1, 1072(%rdi)
-	vmovdqa	%xmm1, 1088(%rdi)
-	vmovdqa	%xmm1, 1104(%rdi)
-	vmovdqa	%xmm1, 1120(%rdi)
-	vmovdqa	%xmm1, 1136(%rdi)
-	vmovdqa	%xmm1, 1152(%rdi)
-	vmovdqa	%xmm1, 1168(%rdi)
-	vmovdqa	%xmm1, 1184(%rdi)
-	vmovdqa	%xmm1, 1200(%rdi)
+	vmovdqa	%xmm1, 704(%rdi)
+	vmovdqa	%xmm1, 720(%rdi)
+	vmovdqa	%xmm1, 736(%rdi)
+	vmovdqa	%xmm1, 752(%rdi)
+	vmovdqa	%xmm1, 768(%rdi)
+	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 800(%rdi)
+	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 832(%rdi)
+	vmovdqa	%xmm1, 848(%rdi)
+	vmovdqa	%xmm1, 864(%rdi)
+	vmovdqa	%xmm1, 880(%rdi)
+	vmovdqa	%xmm1, 896(%rdi)
+	vmovdqa	%xmm1, 912(%rdi)
+	vmovdqa	%xmm1, 928(%rdi)
+	vmovdqa	%xmm1, 944(%rdi)
 .Laesgen_vaes256_gcm_r1_open_same_table:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -7493,17 +7445,17 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_r1_open_aes_done
 .Laesgen_vaes256_gcm_r1_open_aes_done:
-	vmovdqa	%xmm0, 768(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
-	addq	%r8, 864(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
+	addq	%r8, 608(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r1_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	816(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_vaes256_gcm_r1_open_no8_3
@@ -7538,7 +7490,7 @@ aesgen_vaes256_gcm_r1_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_vaes256_gcm_r1_open_absorbed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7558,7 +7510,7 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_open_whole_2:
 .Laesgen_vaes256_gcm_r1_open_hash8_2:
 	cmpq	$128, %r8
@@ -7684,7 +7636,7 @@ aesgen_vaes256_gcm_r1_open:
 .Laesgen_vaes256_gcm_r1_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_vaes256_gcm_r1_open_absorbed_2
-	leaq	816(%rdi), %rdx
+	leaq	560(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r1_open_no8_4
 	movq	(%rcx), %rsi
@@ -7714,16 +7666,16 @@ aesgen_vaes256_gcm_r1_open:
 	movb	%sil, (%rdx)
 .Laesgen_vaes256_gcm_r1_open_no1_4:
 .Laesgen_vaes256_gcm_r1_open_absorbed_2:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_open_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_r1_open_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7743,14 +7695,14 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_open_flushed_2:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r1_open_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rsi
-	addq	%rcx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
+	addq	%rcx, 616(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_r1_open_bulk
 	movq	$16, %r8
@@ -7759,8 +7711,8 @@ aesgen_vaes256_gcm_r1_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	832(%rdi,%rsi,1), %rbx
-	leaq	816(%rdi,%rsi,1), %rbp
+	leaq	576(%rdi,%rsi,1), %rbx
+	leaq	560(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r1_open_no8_5
 	movq	(%r10), %r12
@@ -7811,7 +7763,7 @@ aesgen_vaes256_gcm_r1_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_vaes256_gcm_r1_open_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7831,7 +7783,7 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -7839,7 +7791,7 @@ aesgen_vaes256_gcm_r1_open:
 	cmpl	$192, %esi
 	je	.Laesgen_vaes256_gcm_r1_open_data192
 .Laesgen_vaes256_gcm_r1_open_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_r1_open_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -7852,42 +7804,42 @@ aesgen_vaes256_gcm_r1_open:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_open_full_steady_256
 	shrq	$8, %rsi
-	cmpq	888(%rdi), %rsi
+	cmpq	632(%rdi), %rsi
 	jne	.Laesgen_vaes256_gcm_r1_open_refresh_steady_256
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 960(%rdi,%r8,1)
+	cmpq	%rsi, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_open_fill_steady_256
-	cmpq	%rsi, 968(%rdi,%r8,1)
+	cmpq	%rsi, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_open_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	(%r9), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vmovdqu	32(%r9), %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_open_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
@@ -8166,43 +8118,43 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	64(%r9), %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 320(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rsi,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 320(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 1344(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rsi,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rsi,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm7, 1440(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vmovdqu	96(%r9), %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rsi,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rsi,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -8385,8 +8337,8 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 960(%rdi,%r8,1)
-	movq	%rsi, 968(%rdi,%r8,1)
+	movq	%rsi, 704(%rdi,%r8,1)
+	movq	%rsi, 712(%rdi,%r8,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rdx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -8682,11 +8634,11 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 888(%rdi)
+	movq	%rsi, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_open_top256
 .Laesgen_vaes256_gcm_r1_open_drain256:
 .Laesgen_vaes256_gcm_r1_open_small256:
@@ -8932,9 +8884,9 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_r1_open_no8_6
 	movq	(%r9), %r10
@@ -8980,10 +8932,10 @@ aesgen_vaes256_gcm_r1_open:
 	movb	%r10b, (%rdx)
 .Laesgen_vaes256_gcm_r1_open_no1_6:
 .Laesgen_vaes256_gcm_r1_open_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_open_saved
 .Laesgen_vaes256_gcm_r1_open_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_r1_open_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -8996,46 +8948,46 @@ aesgen_vaes256_gcm_r1_open:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_open_full_steady_128
 	shrq	$8, %rsi
-	cmpq	888(%rdi), %rsi
+	cmpq	632(%rdi), %rsi
 	jne	.Laesgen_vaes256_gcm_r1_open_refresh_steady_128
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 960(%rdi,%r8,1)
+	cmpq	%rsi, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_open_fill_steady_128
-	cmpq	%rsi, 968(%rdi,%r8,1)
+	cmpq	%rsi, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_open_fill_steady_128
 	shlq	$4, %r8
 	vmovdqu	(%r9), %ymm5
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap256(%rip), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vmovdqu	32(%r9), %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpxor	%ymm8, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm9
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm13
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r1_open_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -9279,46 +9231,46 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vmovdqu	96(%r9), %ymm0
-	vmovdqu	%ymm4, 1344(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 1376(%rdi,%rsi,1)
+	vmovdqu	%ymm5, 1120(%rdi,%rsi,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rsi,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rsi,1)
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 1440(%rdi,%rsi,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rsi,1)
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rsi,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vmovdqu	128(%r9), %ymm13
-	vmovdqu	%ymm9, 1504(%rdi,%rsi,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rsi,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -9457,8 +9409,8 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 960(%rdi,%r8,1)
-	movq	%rsi, 968(%rdi,%r8,1)
+	movq	%rsi, 704(%rdi,%r8,1)
+	movq	%rsi, 712(%rdi,%r8,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rdx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -9718,11 +9670,11 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 888(%rdi)
+	movq	%rsi, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_open_top128
 .Laesgen_vaes256_gcm_r1_open_drain128:
 .Laesgen_vaes256_gcm_r1_open_small128:
@@ -9932,9 +9884,9 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_r1_open_no8_7
 	movq	(%r9), %r10
@@ -9980,10 +9932,10 @@ aesgen_vaes256_gcm_r1_open:
 	movb	%r10b, (%rdx)
 .Laesgen_vaes256_gcm_r1_open_no1_7:
 .Laesgen_vaes256_gcm_r1_open_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_open_saved
 .Laesgen_vaes256_gcm_r1_open_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_r1_open_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -9996,43 +9948,43 @@ aesgen_vaes256_gcm_r1_open:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_open_full_steady_192
 	shrq	$8, %rsi
-	cmpq	888(%rdi), %rsi
+	cmpq	632(%rdi), %rsi
 	jne	.Laesgen_vaes256_gcm_r1_open_refresh_steady_192
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 960(%rdi,%r8,1)
+	cmpq	%rsi, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_open_fill_steady_192
-	cmpq	%rsi, 968(%rdi,%r8,1)
+	cmpq	%rsi, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_open_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	(%r9), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	32(%r9), %ymm13
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r1_open_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
@@ -10294,44 +10246,44 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm2, 1280(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm3, 1312(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	96(%r9), %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rsi,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rsi,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1440(%rdi,%rsi,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -10493,8 +10445,8 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 960(%rdi,%r8,1)
-	movq	%rsi, 968(%rdi,%r8,1)
+	movq	%rsi, 704(%rdi,%r8,1)
+	movq	%rsi, 712(%rdi,%r8,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rdx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -10772,11 +10724,11 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 888(%rdi)
+	movq	%rsi, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_open_top192
 .Laesgen_vaes256_gcm_r1_open_drain192:
 .Laesgen_vaes256_gcm_r1_open_small192:
@@ -11004,9 +10956,9 @@ aesgen_vaes256_gcm_r1_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_r1_open_no8_8
 	movq	(%r9), %r10
@@ -11052,19 +11004,19 @@ aesgen_vaes256_gcm_r1_open:
 	movb	%r10b, (%rdx)
 .Laesgen_vaes256_gcm_r1_open_no1_8:
 .Laesgen_vaes256_gcm_r1_open_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_open_saved
 .Laesgen_vaes256_gcm_r1_open_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_open_in_data_2
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_r1_open_flushed_3
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11084,16 +11036,16 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_open_flushed_3:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r1_open_in_data_2:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_r1_open_flushed_4
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11113,9 +11065,9 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_r1_open_flushed_4:
-	movq	864(%rdi), %rsi
+	movq	608(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	872(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rsi, %xmm2
@@ -11138,10 +11090,10 @@ aesgen_vaes256_gcm_r1_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rsi, %rsi
-	leaq	848(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_r1_open_nocmp16
 	movq	(%rcx), %r8
@@ -11293,33 +11245,33 @@ aesgen_vaes256_gcm_r1_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_start_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	%xmm0, 816(%rdi)
-	movq	$0, 864(%rdi)
-	movq	$0, 872(%rdi)
-	movq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_r1_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 848(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_vaes256_gcm_r1_start_have_j0
 .Laesgen_vaes256_gcm_r1_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rcx
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_r1_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	816(%rdi,%rcx,1), %r10
+	leaq	560(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r1_start_no8
@@ -11354,7 +11306,7 @@ aesgen_vaes256_gcm_r1_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes256_gcm_r1_start_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11374,7 +11326,7 @@ aesgen_vaes256_gcm_r1_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_start_whole:
 .Laesgen_vaes256_gcm_r1_start_hash8:
 	cmpq	$128, %rdx
@@ -11500,7 +11452,7 @@ aesgen_vaes256_gcm_r1_start:
 .Laesgen_vaes256_gcm_r1_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_start_absorbed
-	leaq	816(%rdi), %rcx
+	leaq	560(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r1_start_no8_2
 	movq	(%rsi), %r8
@@ -11530,12 +11482,12 @@ aesgen_vaes256_gcm_r1_start:
 	movb	%r8b, (%rcx)
 .Laesgen_vaes256_gcm_r1_start_no1_2:
 .Laesgen_vaes256_gcm_r1_start_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rcx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_r1_start_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11555,7 +11507,7 @@ aesgen_vaes256_gcm_r1_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -11577,42 +11529,42 @@ aesgen_vaes256_gcm_r1_start:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 800(%rdi)
-	movq	$0, 872(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_vaes256_gcm_r1_start_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_start_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rdi)
-	movq	$-1, 888(%rdi)
-	vmovdqa	%xmm0, 848(%rdi)
-	movzbl	858(%rdi), %eax
+	vmovdqa	%xmm1, 528(%rdi)
+	movq	$-1, 632(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
+	movzbl	602(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	853(%rdi), %ecx
+	movzbl	597(%rdi), %ecx
 	orq	%rcx, %rax
 	shlq	$8, %rax
-	movzbl	848(%rdi), %ecx
+	movzbl	592(%rdi), %ecx
 	orq	%rcx, %rax
 	orq	$0x1000000, %rax
-	cmpq	896(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	je	.Laesgen_vaes256_gcm_r1_start_same_table
-	movq	%rax, 896(%rdi)
+	movq	%rax, 640(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 960(%rdi)
-	vmovdqa	%xmm1, 976(%rdi)
-	vmovdqa	%xmm1, 992(%rdi)
-	vmovdqa	%xmm1, 1008(%rdi)
-	vmovdqa	%xmm1, 1024(%rdi)
-	vmovdqa	%xmm1, 1040(%rdi)
-	vmovdqa	%xmm1, 1056(%rdi)
-	vmovdqa	%xmm1, 1072(%rdi)
-	vmovdqa	%xmm1, 1088(%rdi)
-	vmovdqa	%xmm1, 1104(%rdi)
-	vmovdqa	%xmm1, 1120(%rdi)
-	vmovdqa	%xmm1, 1136(%rdi)
-	vmovdqa	%xmm1, 1152(%rdi)
-	vmovdqa	%xmm1, 1168(%rdi)
-	vmovdqa	%xmm1, 1184(%rdi)
-	vmovdqa	%xmm1, 1200(%rdi)
+	vmovdqa	%xmm1, 704(%rdi)
+	vmovdqa	%xmm1, 720(%rdi)
+	vmovdqa	%xmm1, 736(%rdi)
+	vmovdqa	%xmm1, 752(%rdi)
+	vmovdqa	%xmm1, 768(%rdi)
+	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 800(%rdi)
+	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 832(%rdi)
+	vmovdqa	%xmm1, 848(%rdi)
+	vmovdqa	%xmm1, 864(%rdi)
+	vmovdqa	%xmm1, 880(%rdi)
+	vmovdqa	%xmm1, 896(%rdi)
+	vmovdqa	%xmm1, 912(%rdi)
+	vmovdqa	%xmm1, 928(%rdi)
+	vmovdqa	%xmm1, 944(%rdi)
 .Laesgen_vaes256_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -11704,7 +11656,7 @@ aesgen_vaes256_gcm_r1_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_r1_start_aes_done
 .Laesgen_vaes256_gcm_r1_start_aes_done:
-	vmovdqa	%xmm0, 768(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -11734,22 +11686,22 @@ aesgen_vaes256_gcm_r1_start:
 	.p2align	5
 aesgen_vaes256_gcm_r1_aad:
 	endbr64
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	864(%rdi), %rax
+	subq	608(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes256_gcm_r1_aad_refuse
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
-	addq	%rdx, 864(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%rdx, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r1_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	816(%rdi,%rax,1), %r9
+	leaq	560(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_r1_aad_no8
@@ -11784,7 +11736,7 @@ aesgen_vaes256_gcm_r1_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_r1_aad_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11804,7 +11756,7 @@ aesgen_vaes256_gcm_r1_aad:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_aad_whole:
 .Laesgen_vaes256_gcm_r1_aad_hash8:
 	cmpq	$128, %rdx
@@ -11930,7 +11882,7 @@ aesgen_vaes256_gcm_r1_aad:
 .Laesgen_vaes256_gcm_r1_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r1_aad_absorbed
-	leaq	816(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r1_aad_no8_2
 	movq	(%rsi), %rcx
@@ -11960,7 +11912,7 @@ aesgen_vaes256_gcm_r1_aad:
 	movb	%cl, (%rax)
 .Laesgen_vaes256_gcm_r1_aad_no1_2:
 .Laesgen_vaes256_gcm_r1_aad_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -11990,16 +11942,16 @@ aesgen_vaes256_gcm_r1_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	872(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r1_encrypt_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -12019,14 +11971,14 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rax
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r1_encrypt_bulk
 	movq	$16, %r8
@@ -12035,8 +11987,8 @@ aesgen_vaes256_gcm_r1_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	832(%rdi,%rax,1), %r11
-	leaq	816(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r1_encrypt_no8
 	movq	(%r9), %rbp
@@ -12087,7 +12039,7 @@ aesgen_vaes256_gcm_r1_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -12107,7 +12059,7 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -12115,7 +12067,7 @@ aesgen_vaes256_gcm_r1_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data192
 .Laesgen_vaes256_gcm_r1_encrypt_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -12128,30 +12080,30 @@ aesgen_vaes256_gcm_r1_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_full_first_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_refresh_first_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_first_256
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_first_256
 	shlq	$4, %r8
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -12327,30 +12279,30 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -12469,8 +12421,8 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -12670,11 +12622,11 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_first256
 .Laesgen_vaes256_gcm_r1_encrypt_first_done256:
 .Laesgen_vaes256_gcm_r1_encrypt_top256:
@@ -12685,42 +12637,42 @@ aesgen_vaes256_gcm_r1_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_steady_256
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vmovdqu	-224(%rcx), %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
@@ -12999,43 +12951,43 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	-192(%rcx), %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 320(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 320(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vmovdqu	-160(%rcx), %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -13218,8 +13170,8 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -13515,11 +13467,11 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_top256
 .Laesgen_vaes256_gcm_r1_encrypt_drain256:
 	vmovdqu	-256(%rcx), %ymm2
@@ -13860,9 +13812,9 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r1_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -13908,10 +13860,10 @@ aesgen_vaes256_gcm_r1_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_vaes256_gcm_r1_encrypt_no1_2:
 .Laesgen_vaes256_gcm_r1_encrypt_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_saved
 .Laesgen_vaes256_gcm_r1_encrypt_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -13924,30 +13876,30 @@ aesgen_vaes256_gcm_r1_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_full_first_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_refresh_first_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_first_128
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_first_128
 	shlq	$4, %r8
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -14087,30 +14039,30 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -14193,8 +14145,8 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -14358,11 +14310,11 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_first128
 .Laesgen_vaes256_gcm_r1_encrypt_first_done128:
 .Laesgen_vaes256_gcm_r1_encrypt_top128:
@@ -14373,46 +14325,46 @@ aesgen_vaes256_gcm_r1_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_steady_128
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_steady_128
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm5
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap256(%rip), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vmovdqu	-224(%rcx), %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpxor	%ymm8, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm9
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm13
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -14656,46 +14608,46 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vmovdqu	-160(%rcx), %ymm0
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vmovdqu	-128(%rcx), %ymm13
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -14834,8 +14786,8 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -15095,11 +15047,11 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_top128
 .Laesgen_vaes256_gcm_r1_encrypt_drain128:
 	vmovdqu	-256(%rcx), %ymm2
@@ -15404,9 +15356,9 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r1_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -15452,10 +15404,10 @@ aesgen_vaes256_gcm_r1_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_vaes256_gcm_r1_encrypt_no1_3:
 .Laesgen_vaes256_gcm_r1_encrypt_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_saved
 .Laesgen_vaes256_gcm_r1_encrypt_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -15468,30 +15420,30 @@ aesgen_vaes256_gcm_r1_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_full_first_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_refresh_first_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_first_192
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_first_192
 	shlq	$4, %r8
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -15649,30 +15601,30 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -15773,8 +15725,8 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -15956,11 +15908,11 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_first192
 .Laesgen_vaes256_gcm_r1_encrypt_first_done192:
 .Laesgen_vaes256_gcm_r1_encrypt_top192:
@@ -15971,43 +15923,43 @@ aesgen_vaes256_gcm_r1_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_steady_192
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	-224(%rcx), %ymm13
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r1_encrypt_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
@@ -16269,44 +16221,44 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	-160(%rcx), %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -16468,8 +16420,8 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -16747,11 +16699,11 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_top192
 .Laesgen_vaes256_gcm_r1_encrypt_drain192:
 	vmovdqu	-256(%rcx), %ymm2
@@ -17074,9 +17026,9 @@ aesgen_vaes256_gcm_r1_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r1_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -17122,10 +17074,10 @@ aesgen_vaes256_gcm_r1_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_vaes256_gcm_r1_encrypt_no1_4:
 .Laesgen_vaes256_gcm_r1_encrypt_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_saved
 .Laesgen_vaes256_gcm_r1_encrypt_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -17181,16 +17133,16 @@ aesgen_vaes256_gcm_r1_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	872(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r1_decrypt_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -17210,14 +17162,14 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_decrypt_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r1_decrypt_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rax
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r1_decrypt_bulk
 	movq	$16, %r8
@@ -17226,8 +17178,8 @@ aesgen_vaes256_gcm_r1_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	832(%rdi,%rax,1), %r11
-	leaq	816(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r1_decrypt_no8
 	movq	(%r9), %rbp
@@ -17278,7 +17230,7 @@ aesgen_vaes256_gcm_r1_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -17298,7 +17250,7 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -17306,7 +17258,7 @@ aesgen_vaes256_gcm_r1_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data192
 .Laesgen_vaes256_gcm_r1_decrypt_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -17319,42 +17271,42 @@ aesgen_vaes256_gcm_r1_decrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_fill_steady_256
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vmovdqu	32(%rsi), %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm14
 	vbroadcasti128	32(%rdi), %ymm0
@@ -17633,43 +17585,43 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vmovdqu	64(%rsi), %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 320(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$17, 320(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vmovdqu	96(%rsi), %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -17852,8 +17804,8 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -18149,11 +18101,11 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_top256
 .Laesgen_vaes256_gcm_r1_decrypt_drain256:
 .Laesgen_vaes256_gcm_r1_decrypt_small256:
@@ -18399,9 +18351,9 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r1_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -18447,10 +18399,10 @@ aesgen_vaes256_gcm_r1_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_vaes256_gcm_r1_decrypt_no1_2:
 .Laesgen_vaes256_gcm_r1_decrypt_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_saved
 .Laesgen_vaes256_gcm_r1_decrypt_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -18463,46 +18415,46 @@ aesgen_vaes256_gcm_r1_decrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_fill_steady_128
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_fill_steady_128
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm5
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap256(%rip), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vmovdqu	32(%rsi), %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm8
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpxor	%ymm8, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm9
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpxor	%ymm9, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm13
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -18746,46 +18698,46 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vmovdqu	96(%rsi), %ymm0
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vmovdqu	128(%rsi), %ymm13
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	32(%rdi), %ymm0
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -18924,8 +18876,8 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -19185,11 +19137,11 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_top128
 .Laesgen_vaes256_gcm_r1_decrypt_drain128:
 .Laesgen_vaes256_gcm_r1_decrypt_small128:
@@ -19399,9 +19351,9 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r1_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -19447,10 +19399,10 @@ aesgen_vaes256_gcm_r1_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_vaes256_gcm_r1_decrypt_no1_3:
 .Laesgen_vaes256_gcm_r1_decrypt_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_saved
 .Laesgen_vaes256_gcm_r1_decrypt_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -19463,43 +19415,43 @@ aesgen_vaes256_gcm_r1_decrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_fill_steady_192
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	32(%rsi), %ymm13
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm11, %ymm11
 	vpaddd	.Laesgen_vaes256_gcm_r1_decrypt_batch2(%rip), %ymm1, %ymm1
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm14
@@ -19761,44 +19713,44 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm14
 	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm14, %ymm10, %ymm10
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	96(%rsi), %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r1_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vbroadcasti128	32(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -19960,8 +19912,8 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -20239,11 +20191,11 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_top192
 .Laesgen_vaes256_gcm_r1_decrypt_drain192:
 .Laesgen_vaes256_gcm_r1_decrypt_small192:
@@ -20471,9 +20423,9 @@ aesgen_vaes256_gcm_r1_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r1_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -20519,10 +20471,10 @@ aesgen_vaes256_gcm_r1_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_vaes256_gcm_r1_decrypt_no1_4:
 .Laesgen_vaes256_gcm_r1_decrypt_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_saved
 .Laesgen_vaes256_gcm_r1_decrypt_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -20579,13 +20531,13 @@ aesgen_vaes256_gcm_r1_finish_seal:
 	jb	.Laesgen_vaes256_gcm_r1_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes256_gcm_r1_finish_seal_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_finish_seal_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r1_finish_seal_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -20605,16 +20557,16 @@ aesgen_vaes256_gcm_r1_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_finish_seal_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r1_finish_seal_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r1_finish_seal_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -20634,9 +20586,9 @@ aesgen_vaes256_gcm_r1_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_r1_finish_seal_flushed_2:
-	movq	864(%rdi), %rax
+	movq	608(%rdi), %rax
 	shlq	$3, %rax
-	movq	872(%rdi), %rcx
+	movq	616(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
@@ -20659,9 +20611,9 @@ aesgen_vaes256_gcm_r1_finish_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
-	leaq	848(%rdi), %rax
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_r1_finish_seal_no16
 	movq	(%rax), %rcx
@@ -20728,13 +20680,13 @@ aesgen_vaes256_gcm_r1_finish_open:
 	jb	.Laesgen_vaes256_gcm_r1_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes256_gcm_r1_finish_open_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_finish_open_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_r1_finish_open_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -20754,16 +20706,16 @@ aesgen_vaes256_gcm_r1_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r1_finish_open_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r1_finish_open_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_r1_finish_open_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -20783,9 +20735,9 @@ aesgen_vaes256_gcm_r1_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_r1_finish_open_flushed_2:
-	movq	864(%rdi), %rcx
+	movq	608(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	872(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
@@ -20808,10 +20760,10 @@ aesgen_vaes256_gcm_r1_finish_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rcx, %rcx
-	leaq	848(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_r1_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -20874,7 +20826,7 @@ aesgen_vaes256_gcm_r1_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5376 bytes of the context.
+# wipe(ctx): zero all 5120 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_vaes256_gcm_r1_wipe
@@ -20883,7 +20835,7 @@ aesgen_vaes256_gcm_r1_finish_open:
 aesgen_vaes256_gcm_r1_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$84, %rax
+	movq	$80, %rax
 .Laesgen_vaes256_gcm_r1_wipe_zero:
 	vmovdqu	%ymm0, (%rdi)
 	vmovdqu	%ymm0, 32(%rdi)

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   Context: 5376 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 5120 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_r2_init   requires AESNI, PCLMULQDQ, AVX
@@ -42,7 +42,7 @@ aesgen_vaes256_gcm_r2_init:
 .Laesgen_vaes256_gcm_r2_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$84, %rcx
+	movq	$80, %rcx
 .Laesgen_vaes256_gcm_r2_init_zero:
 	vmovdqu	%ymm0, (%rax)
 	vmovdqu	%ymm0, 32(%rax)
@@ -765,9 +765,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpand	.Laesgen_vaes256_gcm_r2_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 496(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 752(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -785,9 +782,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	%xmm1, 480(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 736(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -805,9 +799,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 464(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 720(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -825,9 +816,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 448(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -845,9 +833,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 432(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 688(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -865,9 +850,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 416(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -885,9 +867,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 400(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 656(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -905,9 +884,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 384(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 640(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -925,9 +901,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 368(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 624(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -945,9 +918,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 352(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -965,9 +935,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 336(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 592(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -985,9 +952,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 320(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -1005,9 +969,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 304(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -1025,9 +986,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 288(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -1045,9 +1003,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 272(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -1065,9 +1020,6 @@ aesgen_vaes256_gcm_r2_init:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 256(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -1114,33 +1066,33 @@ aesgen_vaes256_gcm_r2_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	%xmm0, 816(%rdi)
-	movq	$0, 864(%rdi)
-	movq	$0, 872(%rdi)
-	movq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_r2_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 848(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_vaes256_gcm_r2_seal_have_j0
 .Laesgen_vaes256_gcm_r2_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %r10
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r10
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_vaes256_gcm_r2_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	816(%rdi,%r10,1), %rbp
+	leaq	560(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_vaes256_gcm_r2_seal_no8
@@ -1175,7 +1127,7 @@ aesgen_vaes256_gcm_r2_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_vaes256_gcm_r2_seal_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1195,7 +1147,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_seal_whole:
 .Laesgen_vaes256_gcm_r2_seal_hash8:
 	cmpq	$128, %rdx
@@ -1321,7 +1273,7 @@ aesgen_vaes256_gcm_r2_seal:
 .Laesgen_vaes256_gcm_r2_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r2_seal_absorbed
-	leaq	816(%rdi), %r10
+	leaq	560(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r2_seal_no8_2
 	movq	(%rsi), %r11
@@ -1351,12 +1303,12 @@ aesgen_vaes256_gcm_r2_seal:
 	movb	%r11b, (%r10)
 .Laesgen_vaes256_gcm_r2_seal_no1_2:
 .Laesgen_vaes256_gcm_r2_seal_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r2_seal_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1376,7 +1328,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_seal_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1398,42 +1350,42 @@ aesgen_vaes256_gcm_r2_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 800(%rdi)
-	movq	$0, 872(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_vaes256_gcm_r2_seal_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rdi)
-	movq	$-1, 888(%rdi)
-	vmovdqa	%xmm0, 848(%rdi)
-	movzbl	858(%rdi), %eax
+	vmovdqa	%xmm1, 528(%rdi)
+	movq	$-1, 632(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
+	movzbl	602(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	853(%rdi), %edx
+	movzbl	597(%rdi), %edx
 	orq	%rdx, %rax
 	shlq	$8, %rax
-	movzbl	848(%rdi), %edx
+	movzbl	592(%rdi), %edx
 	orq	%rdx, %rax
 	orq	$0x1000000, %rax
-	cmpq	896(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	je	.Laesgen_vaes256_gcm_r2_seal_same_table
-	movq	%rax, 896(%rdi)
+	movq	%rax, 640(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 960(%rdi)
-	vmovdqa	%xmm1, 976(%rdi)
-	vmovdqa	%xmm1, 992(%rdi)
-	vmovdqa	%xmm1, 1008(%rdi)
-	vmovdqa	%xmm1, 1024(%rdi)
-	vmovdqa	%xmm1, 1040(%rdi)
-	vmovdqa	%xmm1, 1056(%rdi)
-	vmovdqa	%xmm1, 1072(%rdi)
-	vmovdqa	%xmm1, 1088(%rdi)
-	vmovdqa	%xmm1, 1104(%rdi)
-	vmovdqa	%xmm1, 1120(%rdi)
-	vmovdqa	%xmm1, 1136(%rdi)
-	vmovdqa	%xmm1, 1152(%rdi)
-	vmovdqa	%xmm1, 1168(%rdi)
-	vmovdqa	%xmm1, 1184(%rdi)
-	vmovdqa	%xmm1, 1200(%rdi)
+	vmovdqa	%xmm1, 704(%rdi)
+	vmovdqa	%xmm1, 720(%rdi)
+	vmovdqa	%xmm1, 736(%rdi)
+	vmovdqa	%xmm1, 752(%rdi)
+	vmovdqa	%xmm1, 768(%rdi)
+	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 800(%rdi)
+	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 832(%rdi)
+	vmovdqa	%xmm1, 848(%rdi)
+	vmovdqa	%xmm1, 864(%rdi)
+	vmovdqa	%xmm1, 880(%rdi)
+	vmovdqa	%xmm1, 896(%rdi)
+	vmovdqa	%xmm1, 912(%rdi)
+	vmovdqa	%xmm1, 928(%rdi)
+	vmovdqa	%xmm1, 944(%rdi)
 .Laesgen_vaes256_gcm_r2_seal_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1525,17 +1477,17 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_r2_seal_aes_done
 .Laesgen_vaes256_gcm_r2_seal_aes_done:
-	vmovdqa	%xmm0, 768(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
-	addq	%r8, 864(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%r8, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r2_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	816(%rdi,%rax,1), %r10
+	leaq	560(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r2_seal_no8_3
@@ -1570,7 +1522,7 @@ aesgen_vaes256_gcm_r2_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_r2_seal_absorbed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1590,7 +1542,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_seal_whole_2:
 .Laesgen_vaes256_gcm_r2_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1716,7 +1668,7 @@ aesgen_vaes256_gcm_r2_seal:
 .Laesgen_vaes256_gcm_r2_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_vaes256_gcm_r2_seal_absorbed_2
-	leaq	816(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r2_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1746,16 +1698,16 @@ aesgen_vaes256_gcm_r2_seal:
 	movb	%dl, (%rax)
 .Laesgen_vaes256_gcm_r2_seal_no1_4:
 .Laesgen_vaes256_gcm_r2_seal_absorbed_2:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_seal_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r2_seal_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1775,14 +1727,14 @@ aesgen_vaes256_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_seal_flushed_2:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r2_seal_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
-	addq	%rax, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
+	addq	%rax, 616(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r2_seal_bulk
 	movq	$16, %rsi
@@ -1791,8 +1743,8 @@ aesgen_vaes256_gcm_r2_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	832(%rdi,%rdx,1), %r11
-	leaq	816(%rdi,%rdx,1), %rbx
+	leaq	576(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_vaes256_gcm_r2_seal_no8_5
 	movq	(%r8), %rbp
@@ -1843,7 +1795,7 @@ aesgen_vaes256_gcm_r2_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_vaes256_gcm_r2_seal_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1863,7 +1815,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1871,7 +1823,7 @@ aesgen_vaes256_gcm_r2_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_vaes256_gcm_r2_seal_data192
 .Laesgen_vaes256_gcm_r2_seal_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_r2_seal_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -1884,30 +1836,30 @@ aesgen_vaes256_gcm_r2_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r2_seal_full_first_256
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_seal_refresh_first_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_first_256
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_first_256
 	shlq	$4, %rsi
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_seal_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -2083,30 +2035,30 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -2216,8 +2168,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -2419,11 +2371,11 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_first256
 .Laesgen_vaes256_gcm_r2_seal_first_done256:
 .Laesgen_vaes256_gcm_r2_seal_top256:
@@ -2434,42 +2386,42 @@ aesgen_vaes256_gcm_r2_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r2_seal_full_steady_256
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_seal_refresh_steady_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_steady_256
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_steady_256
 	shlq	$4, %rsi
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	-224(%rcx), %ymm13
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_seal_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm11, %ymm11
@@ -2753,42 +2705,42 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vmovdqu	-160(%rcx), %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -2958,8 +2910,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -3257,11 +3209,11 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_top256
 .Laesgen_vaes256_gcm_r2_seal_drain256:
 	vmovdqu	-256(%rcx), %ymm2
@@ -3602,9 +3554,9 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_r2_seal_no8_6
 	movq	(%r9), %r8
@@ -3650,10 +3602,10 @@ aesgen_vaes256_gcm_r2_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_vaes256_gcm_r2_seal_no1_6:
 .Laesgen_vaes256_gcm_r2_seal_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_saved
 .Laesgen_vaes256_gcm_r2_seal_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_r2_seal_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -3666,30 +3618,30 @@ aesgen_vaes256_gcm_r2_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r2_seal_full_first_128
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_seal_refresh_first_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_first_128
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_first_128
 	shlq	$4, %rsi
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_seal_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -3829,30 +3781,30 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -3926,8 +3878,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -4093,11 +4045,11 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_first128
 .Laesgen_vaes256_gcm_r2_seal_first_done128:
 .Laesgen_vaes256_gcm_r2_seal_top128:
@@ -4108,47 +4060,47 @@ aesgen_vaes256_gcm_r2_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r2_seal_full_steady_128
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_seal_refresh_steady_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_steady_128
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_steady_128
 	vmovdqu	-256(%rcx), %ymm5
 	shlq	$4, %rsi
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap256(%rip), %ymm5, %ymm5
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
 	vmovdqu	-224(%rcx), %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm7
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm10, %ymm10
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm8
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm8, %ymm11, %ymm11
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm9
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm9, %ymm12, %ymm12
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_seal_batch2(%rip), %ymm1, %ymm1
 	vmovdqu	-192(%rcx), %ymm13
@@ -4397,46 +4349,46 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	-128(%rcx), %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -4560,8 +4512,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -4823,11 +4775,11 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_top128
 .Laesgen_vaes256_gcm_r2_seal_drain128:
 	vmovdqu	-256(%rcx), %ymm2
@@ -5132,9 +5084,9 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_r2_seal_no8_7
 	movq	(%r9), %r8
@@ -5180,10 +5132,10 @@ aesgen_vaes256_gcm_r2_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_vaes256_gcm_r2_seal_no1_7:
 .Laesgen_vaes256_gcm_r2_seal_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_saved
 .Laesgen_vaes256_gcm_r2_seal_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_r2_seal_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -5196,30 +5148,30 @@ aesgen_vaes256_gcm_r2_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r2_seal_full_first_192
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_seal_refresh_first_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_first_192
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_first_192
 	shlq	$4, %rsi
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_seal_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -5377,30 +5329,30 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -5492,8 +5444,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -5677,11 +5629,11 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_first192
 .Laesgen_vaes256_gcm_r2_seal_first_done192:
 .Laesgen_vaes256_gcm_r2_seal_top192:
@@ -5692,44 +5644,44 @@ aesgen_vaes256_gcm_r2_seal:
 	cmpq	$240, %rsi
 	ja	.Laesgen_vaes256_gcm_r2_seal_full_steady_192
 	shrq	$8, %rdx
-	cmpq	888(%rdi), %rdx
+	cmpq	632(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_seal_refresh_steady_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 960(%rdi,%rsi,1)
+	cmpq	%rdx, 704(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_steady_192
-	cmpq	%rdx, 968(%rdi,%rsi,1)
+	cmpq	%rdx, 712(%rdi,%rsi,1)
 	jne	.Laesgen_vaes256_gcm_r2_seal_fill_steady_192
 	shlq	$4, %rsi
 	vmovdqu	-256(%rcx), %ymm5
-	vmovdqu	1280(%rdi,%rsi,1), %ymm2
+	vmovdqu	1024(%rdi,%rsi,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap256(%rip), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1312(%rdi,%rsi,1), %ymm3
+	vmovdqu	1056(%rdi,%rsi,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1344(%rdi,%rsi,1), %ymm4
+	vmovdqu	1088(%rdi,%rsi,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	1376(%rdi,%rsi,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	1120(%rdi,%rsi,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1408(%rdi,%rsi,1), %ymm6
+	vmovdqu	1152(%rdi,%rsi,1), %ymm6
 	vmovdqu	-224(%rcx), %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	1440(%rdi,%rsi,1), %ymm7
+	vmovdqu	1184(%rdi,%rsi,1), %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	1472(%rdi,%rsi,1), %ymm8
+	vmovdqu	1216(%rdi,%rsi,1), %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	1504(%rdi,%rsi,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%rsi,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_seal_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -5996,44 +5948,44 @@ aesgen_vaes256_gcm_r2_seal:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rdx,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vmovdqu	-160(%rcx), %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rdx,1)
+	vmovdqu	%ymm3, 1056(%rdi,%rdx,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 1344(%rdi,%rdx,1)
+	vmovdqu	%ymm4, 1088(%rdi,%rdx,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 1376(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rdx,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rdx,1)
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rdx,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rdx,1)
 	vmovdqu	-128(%rcx), %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm9, 1504(%rdi,%rdx,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rdx,1)
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -6180,8 +6132,8 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 960(%rdi,%rsi,1)
-	movq	%rdx, 968(%rdi,%rsi,1)
+	movq	%rdx, 704(%rdi,%rsi,1)
+	movq	%rdx, 712(%rdi,%rsi,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -6461,11 +6413,11 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rdi)
+	movq	%rdx, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_top192
 .Laesgen_vaes256_gcm_r2_seal_drain192:
 	vmovdqu	-256(%rcx), %ymm2
@@ -6788,9 +6740,9 @@ aesgen_vaes256_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_r2_seal_no8_8
 	movq	(%r9), %r8
@@ -6836,19 +6788,19 @@ aesgen_vaes256_gcm_r2_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_vaes256_gcm_r2_seal_no1_8:
 .Laesgen_vaes256_gcm_r2_seal_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_saved
 .Laesgen_vaes256_gcm_r2_seal_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_seal_in_data_2
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r2_seal_flushed_3
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -6868,16 +6820,16 @@ aesgen_vaes256_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_seal_flushed_3:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r2_seal_in_data_2:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r2_seal_flushed_4
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -6897,9 +6849,9 @@ aesgen_vaes256_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_r2_seal_flushed_4:
-	movq	864(%rdi), %rdx
+	movq	608(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	872(%rdi), %rsi
+	movq	616(%rdi), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
@@ -6922,9 +6874,9 @@ aesgen_vaes256_gcm_r2_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
-	leaq	848(%rdi), %rdx
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_vaes256_gcm_r2_seal_no16
 	movq	(%rdx), %rsi
@@ -7040,33 +6992,33 @@ aesgen_vaes256_gcm_r2_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	%xmm0, 816(%rdi)
-	movq	$0, 864(%rdi)
-	movq	$0, 872(%rdi)
-	movq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_r2_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 848(%rdi)
+	movq	%rdx, 592(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	movl	%edx, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_vaes256_gcm_r2_open_have_j0
 .Laesgen_vaes256_gcm_r2_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %r11
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r11
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_vaes256_gcm_r2_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	816(%rdi,%r11,1), %r12
+	leaq	560(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_vaes256_gcm_r2_open_no8
@@ -7101,7 +7053,7 @@ aesgen_vaes256_gcm_r2_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_vaes256_gcm_r2_open_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7121,7 +7073,7 @@ aesgen_vaes256_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_open_whole:
 .Laesgen_vaes256_gcm_r2_open_hash8:
 	cmpq	$128, %rdx
@@ -7247,7 +7199,7 @@ aesgen_vaes256_gcm_r2_open:
 .Laesgen_vaes256_gcm_r2_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r2_open_absorbed
-	leaq	816(%rdi), %r11
+	leaq	560(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r2_open_no8_2
 	movq	(%rsi), %rbx
@@ -7277,12 +7229,12 @@ aesgen_vaes256_gcm_r2_open:
 	movb	%bl, (%r11)
 .Laesgen_vaes256_gcm_r2_open_no1_2:
 .Laesgen_vaes256_gcm_r2_open_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r2_open_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7302,7 +7254,7 @@ aesgen_vaes256_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_open_flushed:
 	vmovq	%r10, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -7324,42 +7276,42 @@ aesgen_vaes256_gcm_r2_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 800(%rdi)
-	movq	$0, 872(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_vaes256_gcm_r2_open_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rdi)
-	movq	$-1, 888(%rdi)
-	vmovdqa	%xmm0, 848(%rdi)
-	movzbl	858(%rdi), %edx
+	vmovdqa	%xmm1, 528(%rdi)
+	movq	$-1, 632(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
+	movzbl	602(%rdi), %edx
 	shlq	$8, %rdx
-	movzbl	853(%rdi), %esi
+	movzbl	597(%rdi), %esi
 	orq	%rsi, %rdx
 	shlq	$8, %rdx
-	movzbl	848(%rdi), %esi
+	movzbl	592(%rdi), %esi
 	orq	%rsi, %rdx
 	orq	$0x1000000, %rdx
-	cmpq	896(%rdi), %rdx
+	cmpq	640(%rdi), %rdx
 	je	.Laesgen_vaes256_gcm_r2_open_same_table
-	movq	%rdx, 896(%rdi)
+	movq	%rdx, 640(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 960(%rdi)
-	vmovdqa	%xmm1, 976(%rdi)
-	vmovdqa	%xmm1, 992(%rdi)
-	vmovdqa	%xmm1, 1008(%rdi)
-	vmovdqa	%xmm1, 1024(%rdi)
-	vmovdqa	%xmm1, 1040(%rdi)
-	vmovdqa	%xmm1, 1056(%rdi)
-	vmovdqa	%xmm1, 1072(%rdi)
-	vmovdqa	%xmm1, 1088(%rdi)
-	vmovdqa	%xmm1, 1104(%rdi)
-	vmovdqa	%xmm1, 1120(%rdi)
-	vmovdqa	%xmm1, 1136(%rdi)
-	vmovdqa	%xmm1, 1152(%rdi)
-	vmovdqa	%xmm1, 1168(%rdi)
-	vmovdqa	%xmm1, 1184(%rdi)
-	vmovdqa	%xmm1, 1200(%rdi)
+	vmovdqa	%xmm1, 704(%rdi)
+	vmovdqa	%xmm1, 720(%rdi)
+	vmovdqa	%xmm1, 736(%rdi)
+	vmovdqa	%xmm1, 752(%rdi)
+	vmovdqa	%xmm1, 768(%rdi)
+	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 800(%rdi)
+	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 832(%rdi)
+	vmovdqa	%xmm1, 848(%rdi)
+	vmovdqa	%xmm1, 864(%rdi)
+	vmovdqa	%xmm1, 880(%rdi)
+	vmovdqa	%xmm1, 896(%rdi)
+	vmovdqa	%xmm1, 912(%rdi)
+	vmovdqa	%xmm1, 928(%rdi)
+	vmovdqa	%xmm1, 944(%rdi)
 .Laesgen_vaes256_gcm_r2_open_same_table:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -7451,17 +7403,17 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_r2_open_aes_done
 .Laesgen_vaes256_gcm_r2_open_aes_done:
-	vmovdqa	%xmm0, 768(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
-	addq	%r8, 864(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
+	addq	%r8, 608(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_r2_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	816(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_vaes256_gcm_r2_open_no8_3
@@ -7496,7 +7448,7 @@ aesgen_vaes256_gcm_r2_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_vaes256_gcm_r2_open_absorbed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7516,7 +7468,7 @@ aesgen_vaes256_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_open_whole_2:
 .Laesgen_vaes256_gcm_r2_open_hash8_2:
 	cmpq	$128, %r8
@@ -7642,7 +7594,7 @@ aesgen_vaes256_gcm_r2_open:
 .Laesgen_vaes256_gcm_r2_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_vaes256_gcm_r2_open_absorbed_2
-	leaq	816(%rdi), %rdx
+	leaq	560(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r2_open_no8_4
 	movq	(%rcx), %rsi
@@ -7672,16 +7624,16 @@ aesgen_vaes256_gcm_r2_open:
 	movb	%sil, (%rdx)
 .Laesgen_vaes256_gcm_r2_open_no1_4:
 .Laesgen_vaes256_gcm_r2_open_absorbed_2:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_open_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_r2_open_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7701,14 +7653,14 @@ aesgen_vaes256_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_open_flushed_2:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r2_open_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rsi
-	addq	%rcx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
+	addq	%rcx, 616(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_r2_open_bulk
 	movq	$16, %r8
@@ -7717,8 +7669,8 @@ aesgen_vaes256_gcm_r2_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	832(%rdi,%rsi,1), %rbx
-	leaq	816(%rdi,%rsi,1), %rbp
+	leaq	576(%rdi,%rsi,1), %rbx
+	leaq	560(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r2_open_no8_5
 	movq	(%r10), %r12
@@ -7769,7 +7721,7 @@ aesgen_vaes256_gcm_r2_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_vaes256_gcm_r2_open_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7789,7 +7741,7 @@ aesgen_vaes256_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -7797,7 +7749,7 @@ aesgen_vaes256_gcm_r2_open:
 	cmpl	$192, %esi
 	je	.Laesgen_vaes256_gcm_r2_open_data192
 .Laesgen_vaes256_gcm_r2_open_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_r2_open_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -7810,42 +7762,42 @@ aesgen_vaes256_gcm_r2_open:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_open_full_steady_256
 	shrq	$8, %rsi
-	cmpq	888(%rdi), %rsi
+	cmpq	632(%rdi), %rsi
 	jne	.Laesgen_vaes256_gcm_r2_open_refresh_steady_256
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 960(%rdi,%r8,1)
+	cmpq	%rsi, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_open_fill_steady_256
-	cmpq	%rsi, 968(%rdi,%r8,1)
+	cmpq	%rsi, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_open_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	(%r9), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	32(%r9), %ymm13
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_open_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm11, %ymm11
@@ -8129,42 +8081,42 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rsi,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rsi,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm4, 1344(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vmovdqu	96(%r9), %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rsi,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rsi,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rsi,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 1440(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rsi,1)
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	%ymm9, 1504(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -8334,8 +8286,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 960(%rdi,%r8,1)
-	movq	%rsi, 968(%rdi,%r8,1)
+	movq	%rsi, 704(%rdi,%r8,1)
+	movq	%rsi, 712(%rdi,%r8,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rdx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -8633,11 +8585,11 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 888(%rdi)
+	movq	%rsi, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_open_top256
 .Laesgen_vaes256_gcm_r2_open_drain256:
 .Laesgen_vaes256_gcm_r2_open_small256:
@@ -8883,9 +8835,9 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_r2_open_no8_6
 	movq	(%r9), %r10
@@ -8931,10 +8883,10 @@ aesgen_vaes256_gcm_r2_open:
 	movb	%r10b, (%rdx)
 .Laesgen_vaes256_gcm_r2_open_no1_6:
 .Laesgen_vaes256_gcm_r2_open_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_open_saved
 .Laesgen_vaes256_gcm_r2_open_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_r2_open_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -8947,47 +8899,47 @@ aesgen_vaes256_gcm_r2_open:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_open_full_steady_128
 	shrq	$8, %rsi
-	cmpq	888(%rdi), %rsi
+	cmpq	632(%rdi), %rsi
 	jne	.Laesgen_vaes256_gcm_r2_open_refresh_steady_128
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 960(%rdi,%r8,1)
+	cmpq	%rsi, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_open_fill_steady_128
-	cmpq	%rsi, 968(%rdi,%r8,1)
+	cmpq	%rsi, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_open_fill_steady_128
 	vmovdqu	(%r9), %ymm5
 	shlq	$4, %r8
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap256(%rip), %ymm5, %ymm5
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vmovdqu	32(%r9), %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm7
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm10, %ymm10
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm8
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm8, %ymm11, %ymm11
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm9
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm9, %ymm12, %ymm12
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_open_batch2(%rip), %ymm1, %ymm1
 	vmovdqu	64(%r9), %ymm13
@@ -9236,46 +9188,46 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rsi,1)
+	vmovdqu	%ymm2, 1024(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rsi,1)
+	vmovdqu	%ymm3, 1056(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm4, 1344(%rdi,%rsi,1)
+	vmovdqu	%ymm4, 1088(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm5, 1376(%rdi,%rsi,1)
+	vmovdqu	%ymm5, 1120(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	128(%r9), %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rsi,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rsi,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1440(%rdi,%rsi,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rsi,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rsi,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -9399,8 +9351,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 960(%rdi,%r8,1)
-	movq	%rsi, 968(%rdi,%r8,1)
+	movq	%rsi, 704(%rdi,%r8,1)
+	movq	%rsi, 712(%rdi,%r8,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rdx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -9662,11 +9614,11 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 888(%rdi)
+	movq	%rsi, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_open_top128
 .Laesgen_vaes256_gcm_r2_open_drain128:
 .Laesgen_vaes256_gcm_r2_open_small128:
@@ -9876,9 +9828,9 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_r2_open_no8_7
 	movq	(%r9), %r10
@@ -9924,10 +9876,10 @@ aesgen_vaes256_gcm_r2_open:
 	movb	%r10b, (%rdx)
 .Laesgen_vaes256_gcm_r2_open_no1_7:
 .Laesgen_vaes256_gcm_r2_open_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_open_saved
 .Laesgen_vaes256_gcm_r2_open_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_r2_open_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -9940,44 +9892,44 @@ aesgen_vaes256_gcm_r2_open:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_open_full_steady_192
 	shrq	$8, %rsi
-	cmpq	888(%rdi), %rsi
+	cmpq	632(%rdi), %rsi
 	jne	.Laesgen_vaes256_gcm_r2_open_refresh_steady_192
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 960(%rdi,%r8,1)
+	cmpq	%rsi, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_open_fill_steady_192
-	cmpq	%rsi, 968(%rdi,%r8,1)
+	cmpq	%rsi, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_open_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	(%r9), %ymm5
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap256(%rip), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vmovdqu	32(%r9), %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_open_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -10244,44 +10196,44 @@ aesgen_vaes256_gcm_r2_open:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rsi,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vmovdqu	96(%r9), %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rsi,1)
+	vmovdqu	%ymm3, 1056(%rdi,%rsi,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 1344(%rdi,%rsi,1)
+	vmovdqu	%ymm4, 1088(%rdi,%rsi,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 1376(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rsi,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rsi,1)
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rsi,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rsi,1)
 	vmovdqu	128(%r9), %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm9, 1504(%rdi,%rsi,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rsi,1)
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -10428,8 +10380,8 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 960(%rdi,%r8,1)
-	movq	%rsi, 968(%rdi,%r8,1)
+	movq	%rsi, 704(%rdi,%r8,1)
+	movq	%rsi, 712(%rdi,%r8,1)
 	vpxor	(%r9), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rdx)
 	vpxor	32(%r9), %ymm3, %ymm3
@@ -10709,11 +10661,11 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 888(%rdi)
+	movq	%rsi, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_open_top192
 .Laesgen_vaes256_gcm_r2_open_drain192:
 .Laesgen_vaes256_gcm_r2_open_small192:
@@ -10941,9 +10893,9 @@ aesgen_vaes256_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_r2_open_no8_8
 	movq	(%r9), %r10
@@ -10989,19 +10941,19 @@ aesgen_vaes256_gcm_r2_open:
 	movb	%r10b, (%rdx)
 .Laesgen_vaes256_gcm_r2_open_no1_8:
 .Laesgen_vaes256_gcm_r2_open_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_open_saved
 .Laesgen_vaes256_gcm_r2_open_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_open_in_data_2
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_r2_open_flushed_3
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11021,16 +10973,16 @@ aesgen_vaes256_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_open_flushed_3:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r2_open_in_data_2:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_r2_open_flushed_4
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11050,9 +11002,9 @@ aesgen_vaes256_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_r2_open_flushed_4:
-	movq	864(%rdi), %rsi
+	movq	608(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	872(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rsi, %xmm2
@@ -11075,10 +11027,10 @@ aesgen_vaes256_gcm_r2_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rsi, %rsi
-	leaq	848(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_r2_open_nocmp16
 	movq	(%rcx), %r8
@@ -11230,33 +11182,33 @@ aesgen_vaes256_gcm_r2_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_start_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	%xmm0, 816(%rdi)
-	movq	$0, 864(%rdi)
-	movq	$0, 872(%rdi)
-	movq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_r2_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 848(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_vaes256_gcm_r2_start_have_j0
 .Laesgen_vaes256_gcm_r2_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rcx
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_r2_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	816(%rdi,%rcx,1), %r10
+	leaq	560(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r2_start_no8
@@ -11291,7 +11243,7 @@ aesgen_vaes256_gcm_r2_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes256_gcm_r2_start_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11311,7 +11263,7 @@ aesgen_vaes256_gcm_r2_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_start_whole:
 .Laesgen_vaes256_gcm_r2_start_hash8:
 	cmpq	$128, %rdx
@@ -11437,7 +11389,7 @@ aesgen_vaes256_gcm_r2_start:
 .Laesgen_vaes256_gcm_r2_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r2_start_absorbed
-	leaq	816(%rdi), %rcx
+	leaq	560(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r2_start_no8_2
 	movq	(%rsi), %r8
@@ -11467,12 +11419,12 @@ aesgen_vaes256_gcm_r2_start:
 	movb	%r8b, (%rcx)
 .Laesgen_vaes256_gcm_r2_start_no1_2:
 .Laesgen_vaes256_gcm_r2_start_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rcx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_r2_start_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11492,7 +11444,7 @@ aesgen_vaes256_gcm_r2_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -11514,42 +11466,42 @@ aesgen_vaes256_gcm_r2_start:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 800(%rdi)
-	movq	$0, 872(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_vaes256_gcm_r2_start_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_start_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rdi)
-	movq	$-1, 888(%rdi)
-	vmovdqa	%xmm0, 848(%rdi)
-	movzbl	858(%rdi), %eax
+	vmovdqa	%xmm1, 528(%rdi)
+	movq	$-1, 632(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
+	movzbl	602(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	853(%rdi), %ecx
+	movzbl	597(%rdi), %ecx
 	orq	%rcx, %rax
 	shlq	$8, %rax
-	movzbl	848(%rdi), %ecx
+	movzbl	592(%rdi), %ecx
 	orq	%rcx, %rax
 	orq	$0x1000000, %rax
-	cmpq	896(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	je	.Laesgen_vaes256_gcm_r2_start_same_table
-	movq	%rax, 896(%rdi)
+	movq	%rax, 640(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 960(%rdi)
-	vmovdqa	%xmm1, 976(%rdi)
-	vmovdqa	%xmm1, 992(%rdi)
-	vmovdqa	%xmm1, 1008(%rdi)
-	vmovdqa	%xmm1, 1024(%rdi)
-	vmovdqa	%xmm1, 1040(%rdi)
-	vmovdqa	%xmm1, 1056(%rdi)
-	vmovdqa	%xmm1, 1072(%rdi)
-	vmovdqa	%xmm1, 1088(%rdi)
-	vmovdqa	%xmm1, 1104(%rdi)
-	vmovdqa	%xmm1, 1120(%rdi)
-	vmovdqa	%xmm1, 1136(%rdi)
-	vmovdqa	%xmm1, 1152(%rdi)
-	vmovdqa	%xmm1, 1168(%rdi)
-	vmovdqa	%xmm1, 1184(%rdi)
-	vmovdqa	%xmm1, 1200(%rdi)
+	vmovdqa	%xmm1, 704(%rdi)
+	vmovdqa	%xmm1, 720(%rdi)
+	vmovdqa	%xmm1, 736(%rdi)
+	vmovdqa	%xmm1, 752(%rdi)
+	vmovdqa	%xmm1, 768(%rdi)
+	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 800(%rdi)
+	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 832(%rdi)
+	vmovdqa	%xmm1, 848(%rdi)
+	vmovdqa	%xmm1, 864(%rdi)
+	vmovdqa	%xmm1, 880(%rdi)
+	vmovdqa	%xmm1, 896(%rdi)
+	vmovdqa	%xmm1, 912(%rdi)
+	vmovdqa	%xmm1, 928(%rdi)
+	vmovdqa	%xmm1, 944(%rdi)
 .Laesgen_vaes256_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -11641,7 +11593,7 @@ aesgen_vaes256_gcm_r2_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_r2_start_aes_done
 .Laesgen_vaes256_gcm_r2_start_aes_done:
-	vmovdqa	%xmm0, 768(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -11671,22 +11623,22 @@ aesgen_vaes256_gcm_r2_start:
 	.p2align	5
 aesgen_vaes256_gcm_r2_aad:
 	endbr64
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	864(%rdi), %rax
+	subq	608(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes256_gcm_r2_aad_refuse
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
-	addq	%rdx, 864(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%rdx, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r2_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	816(%rdi,%rax,1), %r9
+	leaq	560(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_r2_aad_no8
@@ -11721,7 +11673,7 @@ aesgen_vaes256_gcm_r2_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_r2_aad_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11741,7 +11693,7 @@ aesgen_vaes256_gcm_r2_aad:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_aad_whole:
 .Laesgen_vaes256_gcm_r2_aad_hash8:
 	cmpq	$128, %rdx
@@ -11867,7 +11819,7 @@ aesgen_vaes256_gcm_r2_aad:
 .Laesgen_vaes256_gcm_r2_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_r2_aad_absorbed
-	leaq	816(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r2_aad_no8_2
 	movq	(%rsi), %rcx
@@ -11897,7 +11849,7 @@ aesgen_vaes256_gcm_r2_aad:
 	movb	%cl, (%rax)
 .Laesgen_vaes256_gcm_r2_aad_no1_2:
 .Laesgen_vaes256_gcm_r2_aad_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -11927,16 +11879,16 @@ aesgen_vaes256_gcm_r2_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	872(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r2_encrypt_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11956,14 +11908,14 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rax
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r2_encrypt_bulk
 	movq	$16, %r8
@@ -11972,8 +11924,8 @@ aesgen_vaes256_gcm_r2_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	832(%rdi,%rax,1), %r11
-	leaq	816(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r2_encrypt_no8
 	movq	(%r9), %rbp
@@ -12024,7 +11976,7 @@ aesgen_vaes256_gcm_r2_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -12044,7 +11996,7 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -12052,7 +12004,7 @@ aesgen_vaes256_gcm_r2_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data192
 .Laesgen_vaes256_gcm_r2_encrypt_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -12065,30 +12017,30 @@ aesgen_vaes256_gcm_r2_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_full_first_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_refresh_first_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_first_256
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_first_256
 	shlq	$4, %r8
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -12264,30 +12216,30 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -12397,8 +12349,8 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -12600,11 +12552,11 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_first256
 .Laesgen_vaes256_gcm_r2_encrypt_first_done256:
 .Laesgen_vaes256_gcm_r2_encrypt_top256:
@@ -12615,42 +12567,42 @@ aesgen_vaes256_gcm_r2_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_steady_256
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	-224(%rcx), %ymm13
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm11, %ymm11
@@ -12934,42 +12886,42 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vmovdqu	-160(%rcx), %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -13139,8 +13091,8 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -13438,11 +13390,11 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_top256
 .Laesgen_vaes256_gcm_r2_encrypt_drain256:
 	vmovdqu	-256(%rcx), %ymm2
@@ -13783,9 +13735,9 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r2_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -13831,10 +13783,10 @@ aesgen_vaes256_gcm_r2_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_vaes256_gcm_r2_encrypt_no1_2:
 .Laesgen_vaes256_gcm_r2_encrypt_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_saved
 .Laesgen_vaes256_gcm_r2_encrypt_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -13847,30 +13799,30 @@ aesgen_vaes256_gcm_r2_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_full_first_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_refresh_first_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_first_128
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_first_128
 	shlq	$4, %r8
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -14010,30 +13962,30 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -14107,8 +14059,8 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -14274,11 +14226,11 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_first128
 .Laesgen_vaes256_gcm_r2_encrypt_first_done128:
 .Laesgen_vaes256_gcm_r2_encrypt_top128:
@@ -14289,47 +14241,47 @@ aesgen_vaes256_gcm_r2_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_steady_128
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_steady_128
 	vmovdqu	-256(%rcx), %ymm5
 	shlq	$4, %r8
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap256(%rip), %ymm5, %ymm5
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vmovdqu	-224(%rcx), %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm7
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm10, %ymm10
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm8
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm8, %ymm11, %ymm11
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm9
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm9, %ymm12, %ymm12
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_batch2(%rip), %ymm1, %ymm1
 	vmovdqu	-192(%rcx), %ymm13
@@ -14578,46 +14530,46 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	-128(%rcx), %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -14741,8 +14693,8 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -15004,11 +14956,11 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_top128
 .Laesgen_vaes256_gcm_r2_encrypt_drain128:
 	vmovdqu	-256(%rcx), %ymm2
@@ -15313,9 +15265,9 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r2_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -15361,10 +15313,10 @@ aesgen_vaes256_gcm_r2_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_vaes256_gcm_r2_encrypt_no1_3:
 .Laesgen_vaes256_gcm_r2_encrypt_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_saved
 .Laesgen_vaes256_gcm_r2_encrypt_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -15377,30 +15329,30 @@ aesgen_vaes256_gcm_r2_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_full_first_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_refresh_first_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_first_192
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_first_192
 	shlq	$4, %r8
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_batch2(%rip), %ymm1, %ymm1
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
@@ -15558,30 +15510,30 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
@@ -15673,8 +15625,8 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -15858,11 +15810,11 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_first192
 .Laesgen_vaes256_gcm_r2_encrypt_first_done192:
 .Laesgen_vaes256_gcm_r2_encrypt_top192:
@@ -15873,44 +15825,44 @@ aesgen_vaes256_gcm_r2_encrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_steady_192
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	-256(%rcx), %ymm5
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap256(%rip), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vmovdqu	-224(%rcx), %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_encrypt_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -16177,44 +16129,44 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vmovdqu	-160(%rcx), %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vmovdqu	-128(%rcx), %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -16361,8 +16313,8 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -16642,11 +16594,11 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_top192
 .Laesgen_vaes256_gcm_r2_encrypt_drain192:
 	vmovdqu	-256(%rcx), %ymm2
@@ -16969,9 +16921,9 @@ aesgen_vaes256_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r2_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -17017,10 +16969,10 @@ aesgen_vaes256_gcm_r2_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_vaes256_gcm_r2_encrypt_no1_4:
 .Laesgen_vaes256_gcm_r2_encrypt_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_saved
 .Laesgen_vaes256_gcm_r2_encrypt_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -17076,16 +17028,16 @@ aesgen_vaes256_gcm_r2_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	872(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r2_decrypt_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -17105,14 +17057,14 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_decrypt_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r2_decrypt_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rax
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r2_decrypt_bulk
 	movq	$16, %r8
@@ -17121,8 +17073,8 @@ aesgen_vaes256_gcm_r2_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	832(%rdi,%rax,1), %r11
-	leaq	816(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_r2_decrypt_no8
 	movq	(%r9), %rbp
@@ -17173,7 +17125,7 @@ aesgen_vaes256_gcm_r2_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -17193,7 +17145,7 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -17201,7 +17153,7 @@ aesgen_vaes256_gcm_r2_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes256_gcm_r2_decrypt_data192
 .Laesgen_vaes256_gcm_r2_decrypt_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -17214,42 +17166,42 @@ aesgen_vaes256_gcm_r2_decrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_fill_steady_256
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm6
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap256(%rip), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm6, %ymm6
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm6, %ymm10
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$17, 256(%rdi), %ymm6, %ymm11
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm6, %ymm12
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 256(%rdi), %ymm6, %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	32(%rsi), %ymm13
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm11, %ymm11
@@ -17533,42 +17485,42 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpxor	%ymm14, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpclmulqdq	$1, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vmovdqu	96(%rsi), %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm13, %ymm12, %ymm12
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm13
 	vbroadcasti128	48(%rdi), %ymm0
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -17738,8 +17690,8 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -18037,11 +17989,11 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_top256
 .Laesgen_vaes256_gcm_r2_decrypt_drain256:
 .Laesgen_vaes256_gcm_r2_decrypt_small256:
@@ -18287,9 +18239,9 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r2_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -18335,10 +18287,10 @@ aesgen_vaes256_gcm_r2_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_vaes256_gcm_r2_decrypt_no1_2:
 .Laesgen_vaes256_gcm_r2_decrypt_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_saved
 .Laesgen_vaes256_gcm_r2_decrypt_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -18351,47 +18303,47 @@ aesgen_vaes256_gcm_r2_decrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_fill_steady_128
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_fill_steady_128
 	vmovdqu	(%rsi), %ymm5
 	shlq	$4, %r8
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap256(%rip), %ymm5, %ymm5
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
 	vmovdqu	32(%rsi), %ymm0
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap256(%rip), %ymm0, %ymm0
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vpclmulqdq	$0, 288(%rdi), %ymm0, %ymm7
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm10, %ymm10
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$17, 288(%rdi), %ymm0, %ymm8
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm8, %ymm11, %ymm11
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$1, 288(%rdi), %ymm0, %ymm9
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm9, %ymm12, %ymm12
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
 	vpclmulqdq	$16, 288(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpxor	%ymm0, %ymm12, %ymm12
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_batch2(%rip), %ymm1, %ymm1
 	vmovdqu	64(%rsi), %ymm13
@@ -18640,46 +18592,46 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vaesenc	%ymm0, %ymm8, %ymm8
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$1, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$16, 352(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vmovdqu	128(%rsi), %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 384(%rdi), %ymm13, %ymm0
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpclmulqdq	$16, 384(%rdi), %ymm13, %ymm13
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -18803,8 +18755,8 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -19066,11 +19018,11 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_top128
 .Laesgen_vaes256_gcm_r2_decrypt_drain128:
 .Laesgen_vaes256_gcm_r2_decrypt_small128:
@@ -19280,9 +19232,9 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r2_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -19328,10 +19280,10 @@ aesgen_vaes256_gcm_r2_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_vaes256_gcm_r2_decrypt_no1_3:
 .Laesgen_vaes256_gcm_r2_decrypt_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_saved
 .Laesgen_vaes256_gcm_r2_decrypt_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -19344,44 +19296,44 @@ aesgen_vaes256_gcm_r2_decrypt:
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	632(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 960(%rdi,%r8,1)
+	cmpq	%rax, 704(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_fill_steady_192
-	cmpq	%rax, 968(%rdi,%r8,1)
+	cmpq	%rax, 712(%rdi,%r8,1)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %ymm5
-	vmovdqu	1280(%rdi,%r8,1), %ymm2
+	vmovdqu	1024(%rdi,%r8,1), %ymm2
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap256(%rip), %ymm5, %ymm5
-	vpxor	928(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm2, %ymm2
 	vpxor	%ymm0, %ymm5, %ymm5
-	vmovdqu	1312(%rdi,%r8,1), %ymm3
+	vmovdqu	1056(%rdi,%r8,1), %ymm3
 	vpclmulqdq	$0, 256(%rdi), %ymm5, %ymm10
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vpclmulqdq	$17, 256(%rdi), %ymm5, %ymm11
-	vmovdqu	1344(%rdi,%r8,1), %ymm4
+	vmovdqu	1088(%rdi,%r8,1), %ymm4
 	vpclmulqdq	$1, 256(%rdi), %ymm5, %ymm12
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$16, 256(%rdi), %ymm5, %ymm0
-	vmovdqu	1376(%rdi,%r8,1), %ymm5
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	1120(%rdi,%r8,1), %ymm5
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm0, %ymm12, %ymm12
-	vmovdqu	1408(%rdi,%r8,1), %ymm6
+	vmovdqu	1152(%rdi,%r8,1), %ymm6
 	vmovdqu	32(%rsi), %ymm13
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	1440(%rdi,%r8,1), %ymm7
+	vmovdqu	1184(%rdi,%r8,1), %ymm7
 	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm10, %ymm10
-	vmovdqu	1472(%rdi,%r8,1), %ymm8
+	vmovdqu	1216(%rdi,%r8,1), %ymm8
 	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm8, %ymm8
 	vpxor	%ymm0, %ymm11, %ymm11
-	vmovdqu	1504(%rdi,%r8,1), %ymm9
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vmovdqu	1248(%rdi,%r8,1), %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpclmulqdq	$1, 288(%rdi), %ymm13, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_r2_decrypt_batch2(%rip), %ymm1, %ymm1
 	vpxor	%ymm0, %ymm12, %ymm12
@@ -19648,44 +19600,44 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vpxor	%ymm14, %ymm12, %ymm12
 	vaesenc	%ymm0, %ymm9, %ymm9
 	vpclmulqdq	$16, 320(%rdi), %ymm13, %ymm0
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vmovdqu	%ymm2, 1280(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vmovdqu	%ymm2, 1024(%rdi,%rax,1)
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm2, %ymm2
-	vpxor	928(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm2, %ymm2
+	vpxor	672(%rdi), %ymm3, %ymm3
 	vmovdqu	96(%rsi), %ymm0
-	vmovdqu	%ymm3, 1312(%rdi,%rax,1)
+	vmovdqu	%ymm3, 1056(%rdi,%rax,1)
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap256(%rip), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm3, %ymm3
-	vpxor	928(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm3, %ymm3
+	vpxor	672(%rdi), %ymm4, %ymm4
 	vpclmulqdq	$0, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm4, 1344(%rdi,%rax,1)
+	vmovdqu	%ymm4, 1088(%rdi,%rax,1)
 	vpxor	%ymm13, %ymm10, %ymm10
-	vpxor	928(%rdi), %ymm4, %ymm4
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vpxor	672(%rdi), %ymm4, %ymm4
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpclmulqdq	$17, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm5, 1376(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 1120(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm5, %ymm5
 	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpclmulqdq	$1, 352(%rdi), %ymm0, %ymm13
-	vmovdqu	%ymm6, 1408(%rdi,%rax,1)
-	vpxor	928(%rdi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 1152(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm6, %ymm6
 	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 1440(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 1184(%rdi,%rax,1)
 	vpclmulqdq	$16, 352(%rdi), %ymm0, %ymm0
-	vpxor	928(%rdi), %ymm7, %ymm7
+	vpxor	672(%rdi), %ymm7, %ymm7
 	vpxor	%ymm0, %ymm12, %ymm12
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 1472(%rdi,%rax,1)
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 1216(%rdi,%rax,1)
 	vmovdqu	128(%rsi), %ymm13
-	vpxor	928(%rdi), %ymm8, %ymm8
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm8, %ymm8
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vpshufb	.Laesgen_vaes256_gcm_r2_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vmovdqu	%ymm9, 1504(%rdi,%rax,1)
+	vmovdqu	%ymm9, 1248(%rdi,%rax,1)
 	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm14
-	vpxor	928(%rdi), %ymm9, %ymm9
+	vpxor	672(%rdi), %ymm9, %ymm9
 	vbroadcasti128	48(%rdi), %ymm0
 	vpxor	%ymm14, %ymm10, %ymm10
 	vaesenc	%ymm0, %ymm2, %ymm2
@@ -19832,8 +19784,8 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 960(%rdi,%r8,1)
-	movq	%rax, 968(%rdi,%r8,1)
+	movq	%rax, 704(%rdi,%r8,1)
+	movq	%rax, 712(%rdi,%r8,1)
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
 	vpxor	32(%rsi), %ymm3, %ymm3
@@ -20113,11 +20065,11 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 928(%rdi)
-	vmovdqa	%xmm2, 944(%rdi)
+	vmovdqa	%xmm2, 672(%rdi)
+	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_top192
 .Laesgen_vaes256_gcm_r2_decrypt_drain192:
 .Laesgen_vaes256_gcm_r2_decrypt_small192:
@@ -20345,9 +20297,9 @@ aesgen_vaes256_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_r2_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -20393,10 +20345,10 @@ aesgen_vaes256_gcm_r2_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_vaes256_gcm_r2_decrypt_no1_4:
 .Laesgen_vaes256_gcm_r2_decrypt_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_saved
 .Laesgen_vaes256_gcm_r2_decrypt_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -20453,13 +20405,13 @@ aesgen_vaes256_gcm_r2_finish_seal:
 	jb	.Laesgen_vaes256_gcm_r2_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes256_gcm_r2_finish_seal_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_finish_seal_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r2_finish_seal_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -20479,16 +20431,16 @@ aesgen_vaes256_gcm_r2_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_finish_seal_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r2_finish_seal_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_r2_finish_seal_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -20508,9 +20460,9 @@ aesgen_vaes256_gcm_r2_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_r2_finish_seal_flushed_2:
-	movq	864(%rdi), %rax
+	movq	608(%rdi), %rax
 	shlq	$3, %rax
-	movq	872(%rdi), %rcx
+	movq	616(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
@@ -20533,9 +20485,9 @@ aesgen_vaes256_gcm_r2_finish_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
-	leaq	848(%rdi), %rax
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_r2_finish_seal_no16
 	movq	(%rax), %rcx
@@ -20602,13 +20554,13 @@ aesgen_vaes256_gcm_r2_finish_open:
 	jb	.Laesgen_vaes256_gcm_r2_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes256_gcm_r2_finish_open_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_finish_open_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_r2_finish_open_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -20628,16 +20580,16 @@ aesgen_vaes256_gcm_r2_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_r2_finish_open_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_r2_finish_open_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_r2_finish_open_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -20657,9 +20609,9 @@ aesgen_vaes256_gcm_r2_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_r2_finish_open_flushed_2:
-	movq	864(%rdi), %rcx
+	movq	608(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	872(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
@@ -20682,10 +20634,10 @@ aesgen_vaes256_gcm_r2_finish_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r2_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rcx, %rcx
-	leaq	848(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_r2_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -20748,7 +20700,7 @@ aesgen_vaes256_gcm_r2_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5376 bytes of the context.
+# wipe(ctx): zero all 5120 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_vaes256_gcm_r2_wipe
@@ -20757,7 +20709,7 @@ aesgen_vaes256_gcm_r2_finish_open:
 aesgen_vaes256_gcm_r2_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$84, %rax
+	movq	$80, %rax
 .Laesgen_vaes256_gcm_r2_wipe_zero:
 	vmovdqu	%ymm0, (%rdi)
 	vmovdqu	%ymm0, 32(%rdi)

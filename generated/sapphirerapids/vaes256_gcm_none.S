@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   Context: 896 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 640 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_none_init   requires AESNI, PCLMULQDQ, AVX
@@ -42,7 +42,7 @@ aesgen_vaes256_gcm_none_init:
 .Laesgen_vaes256_gcm_none_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$14, %rcx
+	movq	$10, %rcx
 .Laesgen_vaes256_gcm_none_init_zero:
 	vmovdqu	%ymm0, (%rax)
 	vmovdqu	%ymm0, 32(%rax)
@@ -765,9 +765,6 @@ aesgen_vaes256_gcm_none_init:
 	vpand	.Laesgen_vaes256_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 496(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 752(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -785,9 +782,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	%xmm1, 480(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 736(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -805,9 +799,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 464(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 720(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -825,9 +816,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 448(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 704(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -845,9 +833,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 432(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 688(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -865,9 +850,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 416(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -885,9 +867,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 400(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 656(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -905,9 +884,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 384(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 640(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -925,9 +901,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 368(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 624(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -945,9 +918,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 352(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 608(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -965,9 +935,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 336(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 592(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -985,9 +952,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 320(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -1005,9 +969,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 304(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -1025,9 +986,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 288(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -1045,9 +1003,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 272(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -1065,9 +1020,6 @@ aesgen_vaes256_gcm_none_init:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 256(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -1114,33 +1066,33 @@ aesgen_vaes256_gcm_none_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes256_gcm_none_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	%xmm0, 816(%rdi)
-	movq	$0, 864(%rdi)
-	movq	$0, 872(%rdi)
-	movq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_none_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 848(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_seal_have_j0
 .Laesgen_vaes256_gcm_none_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %r10
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r10
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_vaes256_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	816(%rdi,%r10,1), %rbp
+	leaq	560(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_vaes256_gcm_none_seal_no8
@@ -1175,7 +1127,7 @@ aesgen_vaes256_gcm_none_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_vaes256_gcm_none_seal_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1195,7 +1147,7 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_seal_whole:
 .Laesgen_vaes256_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1321,7 +1273,7 @@ aesgen_vaes256_gcm_none_seal:
 .Laesgen_vaes256_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_absorbed
-	leaq	816(%rdi), %r10
+	leaq	560(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
@@ -1351,12 +1303,12 @@ aesgen_vaes256_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_vaes256_gcm_none_seal_no1_2:
 .Laesgen_vaes256_gcm_none_seal_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1376,7 +1328,7 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_seal_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1398,12 +1350,12 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 800(%rdi)
-	movq	$0, 872(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_vaes256_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes256_gcm_none_seal_aes128
@@ -1494,17 +1446,17 @@ aesgen_vaes256_gcm_none_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done
 .Laesgen_vaes256_gcm_none_seal_aes_done:
-	vmovdqa	%xmm0, 768(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
-	addq	%r8, 864(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%r8, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_none_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	816(%rdi,%rax,1), %r10
+	leaq	560(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_no8_3
@@ -1539,7 +1491,7 @@ aesgen_vaes256_gcm_none_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_none_seal_absorbed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1559,7 +1511,7 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_seal_whole_2:
 .Laesgen_vaes256_gcm_none_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1685,7 +1637,7 @@ aesgen_vaes256_gcm_none_seal:
 .Laesgen_vaes256_gcm_none_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_vaes256_gcm_none_seal_absorbed_2
-	leaq	816(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_none_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1715,16 +1667,16 @@ aesgen_vaes256_gcm_none_seal:
 	movb	%dl, (%rax)
 .Laesgen_vaes256_gcm_none_seal_no1_4:
 .Laesgen_vaes256_gcm_none_seal_absorbed_2:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_none_seal_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1744,14 +1696,14 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_seal_flushed_2:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_none_seal_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
-	addq	%rax, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
+	addq	%rax, 616(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_bulk
 	movq	$16, %rsi
@@ -1760,8 +1712,8 @@ aesgen_vaes256_gcm_none_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	832(%rdi,%rdx,1), %r11
-	leaq	816(%rdi,%rdx,1), %rbx
+	leaq	576(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_vaes256_gcm_none_seal_no8_5
 	movq	(%r8), %rbp
@@ -1812,7 +1764,7 @@ aesgen_vaes256_gcm_none_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_vaes256_gcm_none_seal_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -1832,7 +1784,7 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1840,7 +1792,7 @@ aesgen_vaes256_gcm_none_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_vaes256_gcm_none_seal_data192
 .Laesgen_vaes256_gcm_none_seal_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_none_seal_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -2629,9 +2581,9 @@ aesgen_vaes256_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_none_seal_no8_6
 	movq	(%r9), %r8
@@ -2677,10 +2629,10 @@ aesgen_vaes256_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_vaes256_gcm_none_seal_no1_6:
 .Laesgen_vaes256_gcm_none_seal_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_seal_saved
 .Laesgen_vaes256_gcm_none_seal_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_none_seal_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -3361,9 +3313,9 @@ aesgen_vaes256_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_none_seal_no8_7
 	movq	(%r9), %r8
@@ -3409,10 +3361,10 @@ aesgen_vaes256_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_vaes256_gcm_none_seal_no1_7:
 .Laesgen_vaes256_gcm_none_seal_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_seal_saved
 .Laesgen_vaes256_gcm_none_seal_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_none_seal_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -4147,9 +4099,9 @@ aesgen_vaes256_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rdx
+	leaq	560(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_none_seal_no8_8
 	movq	(%r9), %r8
@@ -4195,19 +4147,19 @@ aesgen_vaes256_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_vaes256_gcm_none_seal_no1_8:
 .Laesgen_vaes256_gcm_none_seal_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_seal_saved
 .Laesgen_vaes256_gcm_none_seal_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_none_seal_in_data_2
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_flushed_3
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -4227,16 +4179,16 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_seal_flushed_3:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_none_seal_in_data_2:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_flushed_4
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -4256,9 +4208,9 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_none_seal_flushed_4:
-	movq	864(%rdi), %rdx
+	movq	608(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	872(%rdi), %rsi
+	movq	616(%rdi), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
@@ -4281,9 +4233,9 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
-	leaq	848(%rdi), %rdx
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_vaes256_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -4392,33 +4344,33 @@ aesgen_vaes256_gcm_none_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes256_gcm_none_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	%xmm0, 816(%rdi)
-	movq	$0, 864(%rdi)
-	movq	$0, 872(%rdi)
-	movq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_none_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 848(%rdi)
+	movq	%rdx, 592(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	movl	%edx, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_open_have_j0
 .Laesgen_vaes256_gcm_none_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %r11
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %r11
+	addq	%rdx, 616(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_vaes256_gcm_none_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	816(%rdi,%r11,1), %r12
+	leaq	560(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_vaes256_gcm_none_open_no8
@@ -4453,7 +4405,7 @@ aesgen_vaes256_gcm_none_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_vaes256_gcm_none_open_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -4473,7 +4425,7 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_open_whole:
 .Laesgen_vaes256_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -4599,7 +4551,7 @@ aesgen_vaes256_gcm_none_open:
 .Laesgen_vaes256_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_absorbed
-	leaq	816(%rdi), %r11
+	leaq	560(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_no8_2
 	movq	(%rsi), %rbx
@@ -4629,12 +4581,12 @@ aesgen_vaes256_gcm_none_open:
 	movb	%bl, (%r11)
 .Laesgen_vaes256_gcm_none_open_no1_2:
 .Laesgen_vaes256_gcm_none_open_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -4654,7 +4606,7 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_open_flushed:
 	vmovq	%r10, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4676,12 +4628,12 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 800(%rdi)
-	movq	$0, 872(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_vaes256_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_vaes256_gcm_none_open_aes128
@@ -4772,17 +4724,17 @@ aesgen_vaes256_gcm_none_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_open_aes_done
 .Laesgen_vaes256_gcm_none_open_aes_done:
-	vmovdqa	%xmm0, 768(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
-	addq	%r8, 864(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rdx
+	addq	%r8, 608(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	816(%rdi,%rdx,1), %r11
+	leaq	560(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_vaes256_gcm_none_open_no8_3
@@ -4817,7 +4769,7 @@ aesgen_vaes256_gcm_none_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_vaes256_gcm_none_open_absorbed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -4837,7 +4789,7 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_open_whole_2:
 .Laesgen_vaes256_gcm_none_open_hash8_2:
 	cmpq	$128, %r8
@@ -4963,7 +4915,7 @@ aesgen_vaes256_gcm_none_open:
 .Laesgen_vaes256_gcm_none_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_vaes256_gcm_none_open_absorbed_2
-	leaq	816(%rdi), %rdx
+	leaq	560(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_none_open_no8_4
 	movq	(%rcx), %rsi
@@ -4993,16 +4945,16 @@ aesgen_vaes256_gcm_none_open:
 	movb	%sil, (%rdx)
 .Laesgen_vaes256_gcm_none_open_no1_4:
 .Laesgen_vaes256_gcm_none_open_absorbed_2:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_none_open_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_none_open_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -5022,14 +4974,14 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_open_flushed_2:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_none_open_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rsi
-	addq	%rcx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
+	addq	%rcx, 616(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_none_open_bulk
 	movq	$16, %r8
@@ -5038,8 +4990,8 @@ aesgen_vaes256_gcm_none_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	832(%rdi,%rsi,1), %rbx
-	leaq	816(%rdi,%rsi,1), %rbp
+	leaq	576(%rdi,%rsi,1), %rbx
+	leaq	560(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_none_open_no8_5
 	movq	(%r10), %r12
@@ -5090,7 +5042,7 @@ aesgen_vaes256_gcm_none_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_vaes256_gcm_none_open_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -5110,7 +5062,7 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -5118,7 +5070,7 @@ aesgen_vaes256_gcm_none_open:
 	cmpl	$192, %esi
 	je	.Laesgen_vaes256_gcm_none_open_data192
 .Laesgen_vaes256_gcm_none_open_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_none_open_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -5637,9 +5589,9 @@ aesgen_vaes256_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_none_open_no8_6
 	movq	(%r9), %r10
@@ -5685,10 +5637,10 @@ aesgen_vaes256_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_vaes256_gcm_none_open_no1_6:
 .Laesgen_vaes256_gcm_none_open_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_open_saved
 .Laesgen_vaes256_gcm_none_open_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_none_open_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -6135,9 +6087,9 @@ aesgen_vaes256_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_none_open_no8_7
 	movq	(%r9), %r10
@@ -6183,10 +6135,10 @@ aesgen_vaes256_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_vaes256_gcm_none_open_no1_7:
 .Laesgen_vaes256_gcm_none_open_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_open_saved
 .Laesgen_vaes256_gcm_none_open_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_none_open_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -6669,9 +6621,9 @@ aesgen_vaes256_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rsi
+	leaq	560(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_none_open_no8_8
 	movq	(%r9), %r10
@@ -6717,19 +6669,19 @@ aesgen_vaes256_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_vaes256_gcm_none_open_no1_8:
 .Laesgen_vaes256_gcm_none_open_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_open_saved
 .Laesgen_vaes256_gcm_none_open_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_none_open_in_data_2
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_none_open_flushed_3
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -6749,16 +6701,16 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_open_flushed_3:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_none_open_in_data_2:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rsi
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_vaes256_gcm_none_open_flushed_4
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -6778,9 +6730,9 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_none_open_flushed_4:
-	movq	864(%rdi), %rsi
+	movq	608(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	872(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rsi, %xmm2
@@ -6803,10 +6755,10 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rsi, %rsi
-	leaq	848(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -6951,33 +6903,33 @@ aesgen_vaes256_gcm_none_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_vaes256_gcm_none_start_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	%xmm0, 816(%rdi)
-	movq	$0, 864(%rdi)
-	movq	$0, 872(%rdi)
-	movq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 560(%rdi)
+	movq	$0, 608(%rdi)
+	movq	$0, 616(%rdi)
+	movq	$0, 624(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 848(%rdi)
+	movq	%rax, 592(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	movl	%eax, 600(%rdi)
+	movl	$0x1000000, 604(%rdi)
+	vmovdqa	592(%rdi), %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_start_have_j0
 .Laesgen_vaes256_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rcx
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_none_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	816(%rdi,%rcx,1), %r10
+	leaq	560(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_none_start_no8
@@ -7012,7 +6964,7 @@ aesgen_vaes256_gcm_none_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes256_gcm_none_start_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7032,7 +6984,7 @@ aesgen_vaes256_gcm_none_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_start_whole:
 .Laesgen_vaes256_gcm_none_start_hash8:
 	cmpq	$128, %rdx
@@ -7158,7 +7110,7 @@ aesgen_vaes256_gcm_none_start:
 .Laesgen_vaes256_gcm_none_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_start_absorbed
-	leaq	816(%rdi), %rcx
+	leaq	560(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_start_no8_2
 	movq	(%rsi), %r8
@@ -7188,12 +7140,12 @@ aesgen_vaes256_gcm_none_start:
 	movb	%r8b, (%rcx)
 .Laesgen_vaes256_gcm_none_start_no1_2:
 .Laesgen_vaes256_gcm_none_start_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rcx
+	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_none_start_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7213,7 +7165,7 @@ aesgen_vaes256_gcm_none_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -7235,12 +7187,12 @@ aesgen_vaes256_gcm_none_start:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_start_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 800(%rdi)
-	movq	$0, 872(%rdi)
+	vmovdqa	%xmm1, 544(%rdi)
+	movq	$0, 616(%rdi)
 .Laesgen_vaes256_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_start_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes256_gcm_none_start_aes128
@@ -7331,7 +7283,7 @@ aesgen_vaes256_gcm_none_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_start_aes_done
 .Laesgen_vaes256_gcm_none_start_aes_done:
-	vmovdqa	%xmm0, 768(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -7361,22 +7313,22 @@ aesgen_vaes256_gcm_none_start:
 	.p2align	5
 aesgen_vaes256_gcm_none_aad:
 	endbr64
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_none_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	864(%rdi), %rax
+	subq	608(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes256_gcm_none_aad_refuse
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
-	addq	%rdx, 864(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
+	addq	%rdx, 608(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_none_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	816(%rdi,%rax,1), %r9
+	leaq	560(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_none_aad_no8
@@ -7411,7 +7363,7 @@ aesgen_vaes256_gcm_none_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_none_aad_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7431,7 +7383,7 @@ aesgen_vaes256_gcm_none_aad:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_aad_whole:
 .Laesgen_vaes256_gcm_none_aad_hash8:
 	cmpq	$128, %rdx
@@ -7557,7 +7509,7 @@ aesgen_vaes256_gcm_none_aad:
 .Laesgen_vaes256_gcm_none_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_aad_absorbed
-	leaq	816(%rdi), %rax
+	leaq	560(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_aad_no8_2
 	movq	(%rsi), %rcx
@@ -7587,7 +7539,7 @@ aesgen_vaes256_gcm_none_aad:
 	movb	%cl, (%rax)
 .Laesgen_vaes256_gcm_none_aad_no1_2:
 .Laesgen_vaes256_gcm_none_aad_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -7617,16 +7569,16 @@ aesgen_vaes256_gcm_none_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	872(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes256_gcm_none_encrypt_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_none_encrypt_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_none_encrypt_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7646,14 +7598,14 @@ aesgen_vaes256_gcm_none_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_encrypt_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_none_encrypt_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rax
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_none_encrypt_bulk
 	movq	$16, %r8
@@ -7662,8 +7614,8 @@ aesgen_vaes256_gcm_none_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	832(%rdi,%rax,1), %r11
-	leaq	816(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_none_encrypt_no8
 	movq	(%r9), %rbp
@@ -7714,7 +7666,7 @@ aesgen_vaes256_gcm_none_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_none_encrypt_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -7734,7 +7686,7 @@ aesgen_vaes256_gcm_none_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -7742,7 +7694,7 @@ aesgen_vaes256_gcm_none_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes256_gcm_none_encrypt_data192
 .Laesgen_vaes256_gcm_none_encrypt_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -8531,9 +8483,9 @@ aesgen_vaes256_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -8579,10 +8531,10 @@ aesgen_vaes256_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_vaes256_gcm_none_encrypt_no1_2:
 .Laesgen_vaes256_gcm_none_encrypt_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_encrypt_saved
 .Laesgen_vaes256_gcm_none_encrypt_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -9263,9 +9215,9 @@ aesgen_vaes256_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -9311,10 +9263,10 @@ aesgen_vaes256_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_vaes256_gcm_none_encrypt_no1_3:
 .Laesgen_vaes256_gcm_none_encrypt_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_encrypt_saved
 .Laesgen_vaes256_gcm_none_encrypt_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_encrypt_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -10049,9 +10001,9 @@ aesgen_vaes256_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -10097,10 +10049,10 @@ aesgen_vaes256_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_vaes256_gcm_none_encrypt_no1_4:
 .Laesgen_vaes256_gcm_none_encrypt_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_encrypt_saved
 .Laesgen_vaes256_gcm_none_encrypt_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -10149,16 +10101,16 @@ aesgen_vaes256_gcm_none_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	872(%rdi), %rax
+	subq	616(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes256_gcm_none_decrypt_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_none_decrypt_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_none_decrypt_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -10178,14 +10130,14 @@ aesgen_vaes256_gcm_none_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_decrypt_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_none_decrypt_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rax
-	addq	%rdx, 872(%rdi)
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
+	addq	%rdx, 616(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_vaes256_gcm_none_decrypt_bulk
 	movq	$16, %r8
@@ -10194,8 +10146,8 @@ aesgen_vaes256_gcm_none_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	832(%rdi,%rax,1), %r11
-	leaq	816(%rdi,%rax,1), %rbx
+	leaq	576(%rdi,%rax,1), %r11
+	leaq	560(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_vaes256_gcm_none_decrypt_no8
 	movq	(%r9), %rbp
@@ -10246,7 +10198,7 @@ aesgen_vaes256_gcm_none_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_vaes256_gcm_none_decrypt_saved
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -10266,7 +10218,7 @@ aesgen_vaes256_gcm_none_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -10274,7 +10226,7 @@ aesgen_vaes256_gcm_none_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_vaes256_gcm_none_decrypt_data192
 .Laesgen_vaes256_gcm_none_decrypt_data256:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_decrypt_small256
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -10793,9 +10745,9 @@ aesgen_vaes256_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -10841,10 +10793,10 @@ aesgen_vaes256_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_vaes256_gcm_none_decrypt_no1_2:
 .Laesgen_vaes256_gcm_none_decrypt_end256:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_decrypt_saved
 .Laesgen_vaes256_gcm_none_decrypt_data128:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_decrypt_small128
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -11291,9 +11243,9 @@ aesgen_vaes256_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -11339,10 +11291,10 @@ aesgen_vaes256_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_vaes256_gcm_none_decrypt_no1_3:
 .Laesgen_vaes256_gcm_none_decrypt_end128:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_decrypt_saved
 .Laesgen_vaes256_gcm_none_decrypt_data192:
-	vmovdqa	784(%rdi), %xmm1
+	vmovdqa	528(%rdi), %xmm1
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_none_decrypt_small192
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -11825,9 +11777,9 @@ aesgen_vaes256_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
+	vmovdqa	%xmm2, 576(%rdi)
+	leaq	576(%rdi), %rax
+	leaq	560(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -11873,10 +11825,10 @@ aesgen_vaes256_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_vaes256_gcm_none_decrypt_no1_4:
 .Laesgen_vaes256_gcm_none_decrypt_end192:
-	vmovdqa	%xmm1, 784(%rdi)
+	vmovdqa	%xmm1, 528(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_decrypt_saved
 .Laesgen_vaes256_gcm_none_decrypt_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -11926,13 +11878,13 @@ aesgen_vaes256_gcm_none_finish_seal:
 	jb	.Laesgen_vaes256_gcm_none_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes256_gcm_none_finish_seal_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_none_finish_seal_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_none_finish_seal_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11952,16 +11904,16 @@ aesgen_vaes256_gcm_none_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_finish_seal_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_none_finish_seal_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rax
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_vaes256_gcm_none_finish_seal_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -11981,9 +11933,9 @@ aesgen_vaes256_gcm_none_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_none_finish_seal_flushed_2:
-	movq	864(%rdi), %rax
+	movq	608(%rdi), %rax
 	shlq	$3, %rax
-	movq	872(%rdi), %rcx
+	movq	616(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
@@ -12006,9 +11958,9 @@ aesgen_vaes256_gcm_none_finish_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
-	leaq	848(%rdi), %rax
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	leaq	592(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_none_finish_seal_no16
 	movq	(%rax), %rcx
@@ -12075,13 +12027,13 @@ aesgen_vaes256_gcm_none_finish_open:
 	jb	.Laesgen_vaes256_gcm_none_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_vaes256_gcm_none_finish_open_refuse
-	cmpq	$0, 880(%rdi)
+	cmpq	$0, 624(%rdi)
 	jne	.Laesgen_vaes256_gcm_none_finish_open_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	608(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_none_finish_open_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -12101,16 +12053,16 @@ aesgen_vaes256_gcm_none_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
 .Laesgen_vaes256_gcm_none_finish_open_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 544(%rdi)
+	movq	$1, 624(%rdi)
 .Laesgen_vaes256_gcm_none_finish_open_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rcx
+	vmovdqa	544(%rdi), %xmm0
+	movq	616(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_vaes256_gcm_none_finish_open_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	560(%rdi), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
@@ -12130,9 +12082,9 @@ aesgen_vaes256_gcm_none_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_vaes256_gcm_none_finish_open_flushed_2:
-	movq	864(%rdi), %rcx
+	movq	608(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	872(%rdi), %r8
+	movq	616(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
@@ -12155,10 +12107,10 @@ aesgen_vaes256_gcm_none_finish_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
+	vpxor	512(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
 	xorq	%rcx, %rcx
-	leaq	848(%rdi), %rdi
+	leaq	592(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_none_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -12221,7 +12173,7 @@ aesgen_vaes256_gcm_none_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 896 bytes of the context.
+# wipe(ctx): zero all 640 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_vaes256_gcm_none_wipe
@@ -12230,7 +12182,7 @@ aesgen_vaes256_gcm_none_finish_open:
 aesgen_vaes256_gcm_none_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$14, %rax
+	movq	$10, %rax
 .Laesgen_vaes256_gcm_none_wipe_zero:
 	vmovdqu	%ymm0, (%rdi)
 	vmovdqu	%ymm0, 32(%rdi)

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
- *   Context: 640 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 512 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_none_init   requires SSE2, SSSE3, AESNI, PCLMULQDQ
@@ -42,7 +42,7 @@ aesgen_aesni_gcm_none_init:
 .Laesgen_aesni_gcm_none_init_accepted:
 	pxor	%xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$10, %rcx
+	movq	$8, %rcx
 .Laesgen_aesni_gcm_none_init_zero:
 	movdqa	%xmm0, (%rax)
 	movdqa	%xmm0, 16(%rax)
@@ -768,9 +768,6 @@ aesgen_aesni_gcm_none_init:
 	pand	.Laesgen_aesni_gcm_none_init_ghash_poly(%rip), %xmm2
 	pxor	%xmm2, %xmm0
 	movdqa	%xmm0, 368(%rdi)
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, 496(%rdi)
 	movdqa	%xmm0, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -796,9 +793,6 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm3, %xmm1
 	pxor	%xmm2, %xmm1
 	movdqa	%xmm1, 352(%rdi)
-	pshufd	$78, %xmm1, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, 480(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -823,9 +817,6 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 336(%rdi)
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, 464(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -850,9 +841,6 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 320(%rdi)
-	pshufd	$78, %xmm1, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, 448(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -877,9 +865,6 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 304(%rdi)
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, 432(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -904,9 +889,6 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 288(%rdi)
-	pshufd	$78, %xmm1, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, 416(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -931,9 +913,6 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 272(%rdi)
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, 400(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -958,9 +937,6 @@ aesgen_aesni_gcm_none_init:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 256(%rdi)
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -1015,33 +991,33 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_seal_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	movdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	movdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r10
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r10
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	560(%rdi,%r10,1), %rbp
+	leaq	432(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no8
@@ -1076,7 +1052,7 @@ aesgen_aesni_gcm_none_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1103,7 +1079,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_whole:
 .Laesgen_aesni_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1264,7 +1240,7 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_absorbed
-	leaq	560(%rdi), %r10
+	leaq	432(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
@@ -1294,12 +1270,12 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_seal_no1_2:
 .Laesgen_aesni_gcm_none_seal_absorbed:
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1326,7 +1302,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed:
 	movq	%rax, %xmm1
 	pxor	%xmm1, %xmm0
@@ -1356,13 +1332,13 @@ aesgen_aesni_gcm_none_seal:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	movdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_none_seal_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_seal_aes128
@@ -1453,17 +1429,17 @@ aesgen_aesni_gcm_none_seal:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes_done:
-	movdqa	%xmm0, 512(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%r8, 608(%rdi)
+	movdqa	%xmm0, 384(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%r8, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	560(%rdi,%rax,1), %r10
+	leaq	432(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_3
@@ -1498,7 +1474,7 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1525,7 +1501,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_whole_2:
 .Laesgen_aesni_gcm_none_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1686,7 +1662,7 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1716,16 +1692,16 @@ aesgen_aesni_gcm_none_seal:
 	movb	%dl, (%rax)
 .Laesgen_aesni_gcm_none_seal_no1_4:
 .Laesgen_aesni_gcm_none_seal_absorbed_2:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1752,14 +1728,14 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_2:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_seal_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
-	addq	%rax, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
+	addq	%rax, 488(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_bulk
 	movq	$16, %rsi
@@ -1768,8 +1744,8 @@ aesgen_aesni_gcm_none_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rdx,1), %r11
-	leaq	560(%rdi,%rdx,1), %rbx
+	leaq	448(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_seal_no8_5
 	movq	(%r8), %rbp
@@ -1820,7 +1796,7 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1847,7 +1823,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1855,7 +1831,7 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_none_seal_data192
 .Laesgen_aesni_gcm_none_seal_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small256
 .Laesgen_aesni_gcm_none_seal_first256:
@@ -2753,9 +2729,9 @@ aesgen_aesni_gcm_none_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_6
 	movq	(%r9), %r8
@@ -2801,10 +2777,10 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_6:
 .Laesgen_aesni_gcm_none_seal_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small128
 .Laesgen_aesni_gcm_none_seal_first128:
@@ -3594,9 +3570,9 @@ aesgen_aesni_gcm_none_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_7
 	movq	(%r9), %r8
@@ -3642,10 +3618,10 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_7:
 .Laesgen_aesni_gcm_none_seal_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small192
 .Laesgen_aesni_gcm_none_seal_first192:
@@ -4489,9 +4465,9 @@ aesgen_aesni_gcm_none_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_8
 	movq	(%r9), %r8
@@ -4537,19 +4513,19 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_8:
 .Laesgen_aesni_gcm_none_seal_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data_2
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_3
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -4576,16 +4552,16 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_3:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_seal_in_data_2:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_4
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -4612,9 +4588,9 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_seal_flushed_4:
-	movq	608(%rdi), %rdx
+	movq	480(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	616(%rdi), %rsi
+	movq	488(%rdi), %rsi
 	shlq	$3, %rsi
 	movq	%rsi, %xmm1
 	movq	%rdx, %xmm2
@@ -4644,9 +4620,9 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
-	leaq	592(%rdi), %rdx
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
+	leaq	464(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -4771,33 +4747,33 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_open_reject
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 592(%rdi)
+	movq	%rdx, 464(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	movdqa	592(%rdi), %xmm0
+	movl	%edx, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	movdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r11
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r11
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_aesni_gcm_none_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	560(%rdi,%r11,1), %r12
+	leaq	432(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_aesni_gcm_none_open_no8
@@ -4832,7 +4808,7 @@ aesgen_aesni_gcm_none_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_aesni_gcm_none_open_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -4859,7 +4835,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_whole:
 .Laesgen_aesni_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -5020,7 +4996,7 @@ aesgen_aesni_gcm_none_open:
 .Laesgen_aesni_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_open_absorbed
-	leaq	560(%rdi), %r11
+	leaq	432(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no8_2
 	movq	(%rsi), %rbx
@@ -5050,12 +5026,12 @@ aesgen_aesni_gcm_none_open:
 	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_none_open_no1_2:
 .Laesgen_aesni_gcm_none_open_absorbed:
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -5082,7 +5058,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed:
 	movq	%r10, %xmm1
 	pxor	%xmm1, %xmm0
@@ -5112,13 +5088,13 @@ aesgen_aesni_gcm_none_open:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	movdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_none_open_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_open_aes128
@@ -5209,17 +5185,17 @@ aesgen_aesni_gcm_none_open:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes_done:
-	movdqa	%xmm0, 512(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
-	addq	%r8, 608(%rdi)
+	movdqa	%xmm0, 384(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
+	addq	%r8, 480(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	560(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no8_3
@@ -5254,7 +5230,7 @@ aesgen_aesni_gcm_none_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_absorbed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -5281,7 +5257,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_whole_2:
 .Laesgen_aesni_gcm_none_open_hash8_2:
 	cmpq	$128, %r8
@@ -5442,7 +5418,7 @@ aesgen_aesni_gcm_none_open:
 .Laesgen_aesni_gcm_none_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_none_open_absorbed_2
-	leaq	560(%rdi), %rdx
+	leaq	432(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_open_no8_4
 	movq	(%rcx), %rsi
@@ -5472,16 +5448,16 @@ aesgen_aesni_gcm_none_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_4:
 .Laesgen_aesni_gcm_none_open_absorbed_2:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_open_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -5508,14 +5484,14 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed_2:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_open_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
-	addq	%rcx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
+	addq	%rcx, 488(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_bulk
 	movq	$16, %r8
@@ -5524,8 +5500,8 @@ aesgen_aesni_gcm_none_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	576(%rdi,%rsi,1), %rbx
-	leaq	560(%rdi,%rsi,1), %rbp
+	leaq	448(%rdi,%rsi,1), %rbx
+	leaq	432(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_open_no8_5
 	movq	(%r10), %r12
@@ -5576,7 +5552,7 @@ aesgen_aesni_gcm_none_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_aesni_gcm_none_open_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -5603,7 +5579,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -5611,7 +5587,7 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$192, %esi
 	je	.Laesgen_aesni_gcm_none_open_data192
 .Laesgen_aesni_gcm_none_open_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_none_open_small256
 .Laesgen_aesni_gcm_none_open_top256:
@@ -6201,9 +6177,9 @@ aesgen_aesni_gcm_none_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_6
 	movq	(%r9), %r10
@@ -6249,10 +6225,10 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_6:
 .Laesgen_aesni_gcm_none_open_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_none_open_small128
 .Laesgen_aesni_gcm_none_open_top128:
@@ -6770,9 +6746,9 @@ aesgen_aesni_gcm_none_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_7
 	movq	(%r9), %r10
@@ -6818,10 +6794,10 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_7:
 .Laesgen_aesni_gcm_none_open_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_none_open_small192
 .Laesgen_aesni_gcm_none_open_top192:
@@ -7375,9 +7351,9 @@ aesgen_aesni_gcm_none_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_8
 	movq	(%r9), %r10
@@ -7423,19 +7399,19 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_8:
 .Laesgen_aesni_gcm_none_open_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_open_in_data_2
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_3
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -7462,16 +7438,16 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed_3:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_open_in_data_2:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_4
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -7498,9 +7474,9 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_open_flushed_4:
-	movq	608(%rdi), %rsi
+	movq	480(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	movq	%r8, %xmm1
 	movq	%rsi, %xmm2
@@ -7530,10 +7506,10 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
 	xorq	%rsi, %rsi
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -7708,33 +7684,33 @@ aesgen_aesni_gcm_none_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_start_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	movdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	movdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	560(%rdi,%rcx,1), %r10
+	leaq	432(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_start_no8
@@ -7769,7 +7745,7 @@ aesgen_aesni_gcm_none_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_none_start_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -7796,7 +7772,7 @@ aesgen_aesni_gcm_none_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_start_whole:
 .Laesgen_aesni_gcm_none_start_hash8:
 	cmpq	$128, %rdx
@@ -7957,7 +7933,7 @@ aesgen_aesni_gcm_none_start:
 .Laesgen_aesni_gcm_none_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_start_absorbed
-	leaq	560(%rdi), %rcx
+	leaq	432(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_start_no8_2
 	movq	(%rsi), %r8
@@ -7987,12 +7963,12 @@ aesgen_aesni_gcm_none_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_none_start_no1_2:
 .Laesgen_aesni_gcm_none_start_absorbed:
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -8019,7 +7995,7 @@ aesgen_aesni_gcm_none_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_start_flushed:
 	movq	%rax, %xmm1
 	pxor	%xmm1, %xmm0
@@ -8049,13 +8025,13 @@ aesgen_aesni_gcm_none_start:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	movdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_none_start_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_start_one(%rip), %xmm1
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_start_aes128
@@ -8146,7 +8122,7 @@ aesgen_aesni_gcm_none_start:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_aes_done
 .Laesgen_aesni_gcm_none_start_aes_done:
-	movdqa	%xmm0, 512(%rdi)
+	movdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -8184,22 +8160,22 @@ aesgen_aesni_gcm_none_start:
 	.p2align	5
 aesgen_aesni_gcm_none_aad:
 	endbr64
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	608(%rdi), %rax
+	subq	480(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_aad_refuse
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%rdx, 608(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%rdx, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	560(%rdi,%rax,1), %r9
+	leaq	432(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_aad_no8
@@ -8234,7 +8210,7 @@ aesgen_aesni_gcm_none_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_aad_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -8261,7 +8237,7 @@ aesgen_aesni_gcm_none_aad:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_aad_whole:
 .Laesgen_aesni_gcm_none_aad_hash8:
 	cmpq	$128, %rdx
@@ -8422,7 +8398,7 @@ aesgen_aesni_gcm_none_aad:
 .Laesgen_aesni_gcm_none_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_absorbed
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_no8_2
 	movq	(%rsi), %rcx
@@ -8452,7 +8428,7 @@ aesgen_aesni_gcm_none_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_none_aad_no1_2:
 .Laesgen_aesni_gcm_none_aad_absorbed:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -8490,16 +8466,16 @@ aesgen_aesni_gcm_none_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_encrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_encrypt_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -8526,14 +8502,14 @@ aesgen_aesni_gcm_none_encrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_bulk
 	movq	$16, %r8
@@ -8542,8 +8518,8 @@ aesgen_aesni_gcm_none_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_encrypt_no8
 	movq	(%r9), %rbp
@@ -8594,7 +8570,7 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_encrypt_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -8621,7 +8597,7 @@ aesgen_aesni_gcm_none_encrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -8629,7 +8605,7 @@ aesgen_aesni_gcm_none_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_encrypt_data192
 .Laesgen_aesni_gcm_none_encrypt_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small256
 .Laesgen_aesni_gcm_none_encrypt_first256:
@@ -9527,9 +9503,9 @@ aesgen_aesni_gcm_none_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -9575,10 +9551,10 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_2:
 .Laesgen_aesni_gcm_none_encrypt_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small128
 .Laesgen_aesni_gcm_none_encrypt_first128:
@@ -10368,9 +10344,9 @@ aesgen_aesni_gcm_none_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -10416,10 +10392,10 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_3:
 .Laesgen_aesni_gcm_none_encrypt_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small192
 .Laesgen_aesni_gcm_none_encrypt_first192:
@@ -11263,9 +11239,9 @@ aesgen_aesni_gcm_none_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -11311,10 +11287,10 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_4:
 .Laesgen_aesni_gcm_none_encrypt_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -11379,16 +11355,16 @@ aesgen_aesni_gcm_none_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_decrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_decrypt_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -11415,14 +11391,14 @@ aesgen_aesni_gcm_none_decrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_bulk
 	movq	$16, %r8
@@ -11431,8 +11407,8 @@ aesgen_aesni_gcm_none_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_decrypt_no8
 	movq	(%r9), %rbp
@@ -11483,7 +11459,7 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_decrypt_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -11510,7 +11486,7 @@ aesgen_aesni_gcm_none_decrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -11518,7 +11494,7 @@ aesgen_aesni_gcm_none_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_decrypt_data192
 .Laesgen_aesni_gcm_none_decrypt_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_small256
 .Laesgen_aesni_gcm_none_decrypt_top256:
@@ -12108,9 +12084,9 @@ aesgen_aesni_gcm_none_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -12156,10 +12132,10 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_2:
 .Laesgen_aesni_gcm_none_decrypt_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_small128
 .Laesgen_aesni_gcm_none_decrypt_top128:
@@ -12677,9 +12653,9 @@ aesgen_aesni_gcm_none_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -12725,10 +12701,10 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_3:
 .Laesgen_aesni_gcm_none_decrypt_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_small192
 .Laesgen_aesni_gcm_none_decrypt_top192:
@@ -13282,9 +13258,9 @@ aesgen_aesni_gcm_none_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -13330,10 +13306,10 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_4:
 .Laesgen_aesni_gcm_none_decrypt_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -13399,13 +13375,13 @@ aesgen_aesni_gcm_none_finish_seal:
 	jb	.Laesgen_aesni_gcm_none_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_seal_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_seal_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -13432,16 +13408,16 @@ aesgen_aesni_gcm_none_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -13468,9 +13444,9 @@ aesgen_aesni_gcm_none_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_finish_seal_flushed_2:
-	movq	608(%rdi), %rax
+	movq	480(%rdi), %rax
 	shlq	$3, %rax
-	movq	616(%rdi), %rcx
+	movq	488(%rdi), %rcx
 	shlq	$3, %rcx
 	movq	%rcx, %xmm1
 	movq	%rax, %xmm2
@@ -13500,9 +13476,9 @@ aesgen_aesni_gcm_none_finish_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
-	leaq	592(%rdi), %rax
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
+	leaq	464(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_seal_no16
 	movq	(%rax), %rcx
@@ -13575,13 +13551,13 @@ aesgen_aesni_gcm_none_finish_open:
 	jb	.Laesgen_aesni_gcm_none_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_open_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_open_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rcx
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -13608,16 +13584,16 @@ aesgen_aesni_gcm_none_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -13644,9 +13620,9 @@ aesgen_aesni_gcm_none_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_none_finish_open_flushed_2:
-	movq	608(%rdi), %rcx
+	movq	480(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	movq	%r8, %xmm1
 	movq	%rcx, %xmm2
@@ -13676,10 +13652,10 @@ aesgen_aesni_gcm_none_finish_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
 	xorq	%rcx, %rcx
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -13748,7 +13724,7 @@ aesgen_aesni_gcm_none_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 640 bytes of the context.
+# wipe(ctx): zero all 512 bytes of the context.
 # Requires: SSE2
 	.text
 	.globl	aesgen_aesni_gcm_none_wipe
@@ -13757,7 +13733,7 @@ aesgen_aesni_gcm_none_finish_open:
 aesgen_aesni_gcm_none_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
-	movq	$10, %rax
+	movq	$8, %rax
 .Laesgen_aesni_gcm_none_wipe_zero:
 	movdqa	%xmm0, (%rdi)
 	movdqa	%xmm0, 16(%rdi)

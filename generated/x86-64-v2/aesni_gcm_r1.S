@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
- *   Context: 5056 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 4928 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_r1_init   requires SSE2, SSSE3, AESNI, PCLMULQDQ
@@ -42,7 +42,7 @@ aesgen_aesni_gcm_r1_init:
 .Laesgen_aesni_gcm_r1_init_accepted:
 	pxor	%xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$79, %rcx
+	movq	$77, %rcx
 .Laesgen_aesni_gcm_r1_init_zero:
 	movdqa	%xmm0, (%rax)
 	movdqa	%xmm0, 16(%rax)
@@ -768,9 +768,6 @@ aesgen_aesni_gcm_r1_init:
 	pand	.Laesgen_aesni_gcm_r1_init_ghash_poly(%rip), %xmm2
 	pxor	%xmm2, %xmm0
 	movdqa	%xmm0, 368(%rdi)
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, 496(%rdi)
 	movdqa	%xmm0, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -796,9 +793,6 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm3, %xmm1
 	pxor	%xmm2, %xmm1
 	movdqa	%xmm1, 352(%rdi)
-	pshufd	$78, %xmm1, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, 480(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -823,9 +817,6 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 336(%rdi)
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, 464(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -850,9 +841,6 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 320(%rdi)
-	pshufd	$78, %xmm1, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, 448(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -877,9 +865,6 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 304(%rdi)
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, 432(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -904,9 +889,6 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 288(%rdi)
-	pshufd	$78, %xmm1, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, 416(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -931,9 +913,6 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 272(%rdi)
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, 400(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -958,9 +937,6 @@ aesgen_aesni_gcm_r1_init:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 256(%rdi)
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -1015,33 +991,33 @@ aesgen_aesni_gcm_r1_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r1_seal_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	movdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	movdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_seal_have_j0
 .Laesgen_aesni_gcm_r1_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r10
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r10
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_r1_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	560(%rdi,%r10,1), %rbp
+	leaq	432(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_r1_seal_no8
@@ -1076,7 +1052,7 @@ aesgen_aesni_gcm_r1_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_r1_seal_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1103,7 +1079,7 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_whole:
 .Laesgen_aesni_gcm_r1_seal_hash8:
 	cmpq	$128, %rdx
@@ -1264,7 +1240,7 @@ aesgen_aesni_gcm_r1_seal:
 .Laesgen_aesni_gcm_r1_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_absorbed
-	leaq	560(%rdi), %r10
+	leaq	432(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_no8_2
 	movq	(%rsi), %r11
@@ -1294,12 +1270,12 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_r1_seal_no1_2:
 .Laesgen_aesni_gcm_r1_seal_absorbed:
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1326,7 +1302,7 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_flushed:
 	movq	%rax, %xmm1
 	pxor	%xmm1, %xmm0
@@ -1356,27 +1332,35 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	movdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r1_seal_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1
-	movdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	movdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
+	movdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	movdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	597(%rdi), %edx
+	movzbl	469(%rdi), %edx
 	orq	%rdx, %rax
 	shlq	$8, %rax
-	movzbl	592(%rdi), %edx
+	movzbl	464(%rdi), %edx
 	orq	%rdx, %rax
 	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r1_seal_same_table
-	movq	%rax, 640(%rdi)
+	movq	%rax, 512(%rdi)
 	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 544(%rdi)
+	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 576(%rdi)
+	movdqa	%xmm1, 592(%rdi)
+	movdqa	%xmm1, 608(%rdi)
+	movdqa	%xmm1, 624(%rdi)
+	movdqa	%xmm1, 640(%rdi)
+	movdqa	%xmm1, 656(%rdi)
 	movdqa	%xmm1, 672(%rdi)
 	movdqa	%xmm1, 688(%rdi)
 	movdqa	%xmm1, 704(%rdi)
@@ -1385,14 +1369,6 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm1, 752(%rdi)
 	movdqa	%xmm1, 768(%rdi)
 	movdqa	%xmm1, 784(%rdi)
-	movdqa	%xmm1, 800(%rdi)
-	movdqa	%xmm1, 816(%rdi)
-	movdqa	%xmm1, 832(%rdi)
-	movdqa	%xmm1, 848(%rdi)
-	movdqa	%xmm1, 864(%rdi)
-	movdqa	%xmm1, 880(%rdi)
-	movdqa	%xmm1, 896(%rdi)
-	movdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1484,17 +1460,17 @@ aesgen_aesni_gcm_r1_seal:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
 .Laesgen_aesni_gcm_r1_seal_aes_done:
-	movdqa	%xmm0, 512(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%r8, 608(%rdi)
+	movdqa	%xmm0, 384(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%r8, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	560(%rdi,%rax,1), %r10
+	leaq	432(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_no8_3
@@ -1529,7 +1505,7 @@ aesgen_aesni_gcm_r1_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_seal_absorbed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1556,7 +1532,7 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_whole_2:
 .Laesgen_aesni_gcm_r1_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1717,7 +1693,7 @@ aesgen_aesni_gcm_r1_seal:
 .Laesgen_aesni_gcm_r1_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_r1_seal_absorbed_2
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1747,16 +1723,16 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%dl, (%rax)
 .Laesgen_aesni_gcm_r1_seal_no1_4:
 .Laesgen_aesni_gcm_r1_seal_absorbed_2:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_seal_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1783,14 +1759,14 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_flushed_2:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_seal_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
-	addq	%rax, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
+	addq	%rax, 488(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_bulk
 	movq	$16, %rsi
@@ -1799,8 +1775,8 @@ aesgen_aesni_gcm_r1_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rdx,1), %r11
-	leaq	560(%rdi,%rdx,1), %rbx
+	leaq	448(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r1_seal_no8_5
 	movq	(%r8), %rbp
@@ -1851,7 +1827,7 @@ aesgen_aesni_gcm_r1_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1878,7 +1854,7 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1886,7 +1862,7 @@ aesgen_aesni_gcm_r1_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_r1_seal_data192
 .Laesgen_aesni_gcm_r1_seal_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r1_seal_small256
 .Laesgen_aesni_gcm_r1_seal_first256:
@@ -1897,28 +1873,28 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_first_256
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_first_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_first_256
 	shlq	$4, %rsi
-	movdqa	960(%rdi,%rsi,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%rsi,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%rsi,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%rsi,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%rsi,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%rsi,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%rsi,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%rsi,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%rsi,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%rsi,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%rsi,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%rsi,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%rsi,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%rsi,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%rsi,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%rsi,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -2110,30 +2086,30 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -2252,7 +2228,7 @@ aesgen_aesni_gcm_r1_seal:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -2477,10 +2453,10 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_first256
 .Laesgen_aesni_gcm_r1_seal_first_done256:
 .Laesgen_aesni_gcm_r1_seal_top256:
@@ -2491,43 +2467,43 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_steady_256
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_steady_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_steady_256
 	shlq	$4, %rsi
 	movdqu	-128(%rcx), %xmm7
-	movdqa	960(%rdi,%rsi,1), %xmm2
+	movdqa	832(%rdi,%rsi,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm7
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm0, %xmm7
-	movdqa	976(%rdi,%rsi,1), %xmm3
+	movdqa	848(%rdi,%rsi,1), %xmm3
 	movdqa	%xmm7, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%rsi,1), %xmm4
+	movdqa	864(%rdi,%rsi,1), %xmm4
 	movdqa	%xmm7, %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1008(%rdi,%rsi,1), %xmm5
+	movdqa	880(%rdi,%rsi,1), %xmm5
 	movdqa	%xmm7, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1024(%rdi,%rsi,1), %xmm6
+	movdqa	896(%rdi,%rsi,1), %xmm6
 	movdqa	%xmm7, %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1040(%rdi,%rsi,1), %xmm7
+	movdqa	912(%rdi,%rsi,1), %xmm7
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%rsi,1), %xmm8
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%rsi,1), %xmm8
 	movdqu	-112(%rcx), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm13
-	movdqa	1072(%rdi,%rsi,1), %xmm9
+	movdqa	944(%rdi,%rsi,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm10
@@ -2851,45 +2827,45 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm0, %xmm8
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$0, 288(%rdi), %xmm14
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
 	pclmulqdq	$17, 288(%rdi), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 288(%rdi), %xmm0
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
 	movdqu	-80(%rcx), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -3084,7 +3060,7 @@ aesgen_aesni_gcm_r1_seal:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -3428,10 +3404,10 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_top256
 .Laesgen_aesni_gcm_r1_seal_drain256:
 	movdqu	-128(%rcx), %xmm2
@@ -3828,9 +3804,9 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_no8_6
 	movq	(%r9), %r8
@@ -3876,10 +3852,10 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r1_seal_no1_6:
 .Laesgen_aesni_gcm_r1_seal_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_saved
 .Laesgen_aesni_gcm_r1_seal_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r1_seal_small128
 .Laesgen_aesni_gcm_r1_seal_first128:
@@ -3890,28 +3866,28 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_first_128
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_first_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_first_128
 	shlq	$4, %rsi
-	movdqa	960(%rdi,%rsi,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%rsi,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%rsi,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%rsi,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%rsi,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%rsi,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%rsi,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%rsi,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%rsi,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%rsi,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%rsi,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%rsi,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%rsi,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%rsi,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%rsi,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%rsi,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -4067,30 +4043,30 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -4173,7 +4149,7 @@ aesgen_aesni_gcm_r1_seal:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -4362,10 +4338,10 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_first128
 .Laesgen_aesni_gcm_r1_seal_first_done128:
 .Laesgen_aesni_gcm_r1_seal_top128:
@@ -4376,49 +4352,49 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_steady_128
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_steady_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_steady_128
 	movdqu	-128(%rcx), %xmm5
 	shlq	$4, %rsi
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%rsi,1), %xmm2
+	movdqa	832(%rdi,%rsi,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm5, %xmm10
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	976(%rdi,%rsi,1), %xmm3
+	movdqa	848(%rdi,%rsi,1), %xmm3
 	movdqa	%xmm5, %xmm11
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	992(%rdi,%rsi,1), %xmm4
+	movdqa	864(%rdi,%rsi,1), %xmm4
 	movdqa	%xmm5, %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm5, %xmm0
-	movdqa	1008(%rdi,%rsi,1), %xmm5
+	movdqa	880(%rdi,%rsi,1), %xmm5
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm0, %xmm12
-	movdqa	1024(%rdi,%rsi,1), %xmm6
+	movdqa	896(%rdi,%rsi,1), %xmm6
 	movdqu	-112(%rcx), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm13
 	movdqa	%xmm13, %xmm0
-	movdqa	1040(%rdi,%rsi,1), %xmm7
+	movdqa	912(%rdi,%rsi,1), %xmm7
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm0, %xmm10
-	movdqa	1056(%rdi,%rsi,1), %xmm8
+	movdqa	928(%rdi,%rsi,1), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm11
-	movdqa	1072(%rdi,%rsi,1), %xmm9
+	movdqa	944(%rdi,%rsi,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$1, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm12
@@ -4708,47 +4684,47 @@ aesgen_aesni_gcm_r1_seal:
 	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
 	movdqu	-80(%rcx), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm13, %xmm10
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm11
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$16, 304(%rdi), %xmm0
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
 	movdqu	-64(%rcx), %xmm13
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 320(%rdi), %xmm14
@@ -4897,7 +4873,7 @@ aesgen_aesni_gcm_r1_seal:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -5205,10 +5181,10 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_top128
 .Laesgen_aesni_gcm_r1_seal_drain128:
 	movdqu	-128(%rcx), %xmm2
@@ -5569,9 +5545,9 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_no8_7
 	movq	(%r9), %r8
@@ -5617,10 +5593,10 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r1_seal_no1_7:
 .Laesgen_aesni_gcm_r1_seal_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_saved
 .Laesgen_aesni_gcm_r1_seal_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r1_seal_small192
 .Laesgen_aesni_gcm_r1_seal_first192:
@@ -5631,28 +5607,28 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_first_192
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_first_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_first_192
 	shlq	$4, %rsi
-	movdqa	960(%rdi,%rsi,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%rsi,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%rsi,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%rsi,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%rsi,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%rsi,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%rsi,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%rsi,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%rsi,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%rsi,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%rsi,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%rsi,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%rsi,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%rsi,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%rsi,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%rsi,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -5826,30 +5802,30 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -5950,7 +5926,7 @@ aesgen_aesni_gcm_r1_seal:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -6157,10 +6133,10 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_first192
 .Laesgen_aesni_gcm_r1_seal_first_done192:
 .Laesgen_aesni_gcm_r1_seal_top192:
@@ -6171,46 +6147,46 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_steady_192
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_steady_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_steady_192
 	movdqu	-128(%rcx), %xmm6
 	shlq	$4, %rsi
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm6
-	movdqa	960(%rdi,%rsi,1), %xmm2
+	movdqa	832(%rdi,%rsi,1), %xmm2
 	pxor	%xmm0, %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm6, %xmm10
-	movdqa	976(%rdi,%rsi,1), %xmm3
+	movdqa	848(%rdi,%rsi,1), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm6, %xmm11
-	movdqa	992(%rdi,%rsi,1), %xmm4
+	movdqa	864(%rdi,%rsi,1), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm6, %xmm12
-	movdqa	1008(%rdi,%rsi,1), %xmm5
+	movdqa	880(%rdi,%rsi,1), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqa	%xmm6, %xmm0
-	movdqa	1024(%rdi,%rsi,1), %xmm6
+	movdqa	896(%rdi,%rsi,1), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm0, %xmm12
-	movdqa	1040(%rdi,%rsi,1), %xmm7
+	movdqa	912(%rdi,%rsi,1), %xmm7
 	movdqu	-112(%rcx), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm13
-	movdqa	1056(%rdi,%rsi,1), %xmm8
+	movdqa	928(%rdi,%rsi,1), %xmm8
 	movdqa	%xmm13, %xmm0
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm10
-	movdqa	1072(%rdi,%rsi,1), %xmm9
+	movdqa	944(%rdi,%rsi,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm11
@@ -6517,46 +6493,46 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$17, 288(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
 	pxor	%xmm14, %xmm11
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$1, 288(%rdi), %xmm0
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
 	movdqu	-80(%rcx), %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm13, %xmm0
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm0, %xmm10
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
 	pclmulqdq	$1, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm12
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -6728,7 +6704,7 @@ aesgen_aesni_gcm_r1_seal:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -7054,10 +7030,10 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_top192
 .Laesgen_aesni_gcm_r1_seal_drain192:
 	movdqu	-128(%rcx), %xmm2
@@ -7436,9 +7412,9 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_no8_8
 	movq	(%r9), %r8
@@ -7484,19 +7460,19 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r1_seal_no1_8:
 .Laesgen_aesni_gcm_r1_seal_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_saved
 .Laesgen_aesni_gcm_r1_seal_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_seal_in_data_2
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed_3
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -7523,16 +7499,16 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_flushed_3:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_seal_in_data_2:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed_4
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -7559,9 +7535,9 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r1_seal_flushed_4:
-	movq	608(%rdi), %rdx
+	movq	480(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	616(%rdi), %rsi
+	movq	488(%rdi), %rsi
 	shlq	$3, %rsi
 	movq	%rsi, %xmm1
 	movq	%rdx, %xmm2
@@ -7591,9 +7567,9 @@ aesgen_aesni_gcm_r1_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
-	leaq	592(%rdi), %rdx
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
+	leaq	464(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_r1_seal_no16
 	movq	(%rdx), %rsi
@@ -7724,33 +7700,33 @@ aesgen_aesni_gcm_r1_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r1_open_reject
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 592(%rdi)
+	movq	%rdx, 464(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	movdqa	592(%rdi), %xmm0
+	movl	%edx, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	movdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_open_have_j0
 .Laesgen_aesni_gcm_r1_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r11
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r11
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_aesni_gcm_r1_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	560(%rdi,%r11,1), %r12
+	leaq	432(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_aesni_gcm_r1_open_no8
@@ -7785,7 +7761,7 @@ aesgen_aesni_gcm_r1_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_aesni_gcm_r1_open_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -7812,7 +7788,7 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_whole:
 .Laesgen_aesni_gcm_r1_open_hash8:
 	cmpq	$128, %rdx
@@ -7973,7 +7949,7 @@ aesgen_aesni_gcm_r1_open:
 .Laesgen_aesni_gcm_r1_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_absorbed
-	leaq	560(%rdi), %r11
+	leaq	432(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_no8_2
 	movq	(%rsi), %rbx
@@ -8003,12 +7979,12 @@ aesgen_aesni_gcm_r1_open:
 	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_r1_open_no1_2:
 .Laesgen_aesni_gcm_r1_open_absorbed:
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -8035,7 +8011,7 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_flushed:
 	movq	%r10, %xmm1
 	pxor	%xmm1, %xmm0
@@ -8065,27 +8041,35 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	movdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r1_open_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1
-	movdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	movdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %edx
+	movdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	movdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %edx
 	shlq	$8, %rdx
-	movzbl	597(%rdi), %esi
+	movzbl	469(%rdi), %esi
 	orq	%rsi, %rdx
 	shlq	$8, %rdx
-	movzbl	592(%rdi), %esi
+	movzbl	464(%rdi), %esi
 	orq	%rsi, %rdx
 	orq	$0x1000000, %rdx
-	cmpq	640(%rdi), %rdx
+	cmpq	512(%rdi), %rdx
 	je	.Laesgen_aesni_gcm_r1_open_same_table
-	movq	%rdx, 640(%rdi)
+	movq	%rdx, 512(%rdi)
 	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 544(%rdi)
+	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 576(%rdi)
+	movdqa	%xmm1, 592(%rdi)
+	movdqa	%xmm1, 608(%rdi)
+	movdqa	%xmm1, 624(%rdi)
+	movdqa	%xmm1, 640(%rdi)
+	movdqa	%xmm1, 656(%rdi)
 	movdqa	%xmm1, 672(%rdi)
 	movdqa	%xmm1, 688(%rdi)
 	movdqa	%xmm1, 704(%rdi)
@@ -8094,14 +8078,6 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm1, 752(%rdi)
 	movdqa	%xmm1, 768(%rdi)
 	movdqa	%xmm1, 784(%rdi)
-	movdqa	%xmm1, 800(%rdi)
-	movdqa	%xmm1, 816(%rdi)
-	movdqa	%xmm1, 832(%rdi)
-	movdqa	%xmm1, 848(%rdi)
-	movdqa	%xmm1, 864(%rdi)
-	movdqa	%xmm1, 880(%rdi)
-	movdqa	%xmm1, 896(%rdi)
-	movdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -8193,17 +8169,17 @@ aesgen_aesni_gcm_r1_open:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
 .Laesgen_aesni_gcm_r1_open_aes_done:
-	movdqa	%xmm0, 512(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
-	addq	%r8, 608(%rdi)
+	movdqa	%xmm0, 384(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
+	addq	%r8, 480(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	560(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_no8_3
@@ -8238,7 +8214,7 @@ aesgen_aesni_gcm_r1_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r1_open_absorbed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -8265,7 +8241,7 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_whole_2:
 .Laesgen_aesni_gcm_r1_open_hash8_2:
 	cmpq	$128, %r8
@@ -8426,7 +8402,7 @@ aesgen_aesni_gcm_r1_open:
 .Laesgen_aesni_gcm_r1_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_r1_open_absorbed_2
-	leaq	560(%rdi), %rdx
+	leaq	432(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_open_no8_4
 	movq	(%rcx), %rsi
@@ -8456,16 +8432,16 @@ aesgen_aesni_gcm_r1_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_r1_open_no1_4:
 .Laesgen_aesni_gcm_r1_open_absorbed_2:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_open_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -8492,14 +8468,14 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_flushed_2:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_open_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
-	addq	%rcx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
+	addq	%rcx, 488(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_bulk
 	movq	$16, %r8
@@ -8508,8 +8484,8 @@ aesgen_aesni_gcm_r1_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	576(%rdi,%rsi,1), %rbx
-	leaq	560(%rdi,%rsi,1), %rbp
+	leaq	448(%rdi,%rsi,1), %rbx
+	leaq	432(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_open_no8_5
 	movq	(%r10), %r12
@@ -8560,7 +8536,7 @@ aesgen_aesni_gcm_r1_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_aesni_gcm_r1_open_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -8587,7 +8563,7 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -8595,7 +8571,7 @@ aesgen_aesni_gcm_r1_open:
 	cmpl	$192, %esi
 	je	.Laesgen_aesni_gcm_r1_open_data192
 .Laesgen_aesni_gcm_r1_open_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r1_open_small256
 .Laesgen_aesni_gcm_r1_open_top256:
@@ -8606,43 +8582,43 @@ aesgen_aesni_gcm_r1_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_open_full_steady_256
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r1_open_refresh_steady_256
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_open_fill_steady_256
 	shlq	$4, %r8
 	movdqu	(%r9), %xmm7
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm7
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm0, %xmm7
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm7, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	movdqa	%xmm7, %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	movdqa	%xmm7, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	movdqa	%xmm7, %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%r8,1), %xmm8
 	movdqu	16(%r9), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm13
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_open_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm10
@@ -8966,45 +8942,45 @@ aesgen_aesni_gcm_r1_open:
 	aesenc	%xmm0, %xmm8
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$0, 288(%rdi), %xmm14
-	movdqa	%xmm2, 960(%rdi,%rsi,1)
+	movdqa	%xmm2, 832(%rdi,%rsi,1)
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rsi,1)
 	pclmulqdq	$17, 288(%rdi), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rsi,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 288(%rdi), %xmm0
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rsi,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rsi,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rsi,1)
 	movdqu	48(%r9), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rsi,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rsi,1)
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -9199,7 +9175,7 @@ aesgen_aesni_gcm_r1_open:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rdx)
@@ -9543,10 +9519,10 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_top256
 .Laesgen_aesni_gcm_r1_open_drain256:
 .Laesgen_aesni_gcm_r1_open_small256:
@@ -9826,9 +9802,9 @@ aesgen_aesni_gcm_r1_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r1_open_no8_6
 	movq	(%r9), %r10
@@ -9874,10 +9850,10 @@ aesgen_aesni_gcm_r1_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r1_open_no1_6:
 .Laesgen_aesni_gcm_r1_open_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_saved
 .Laesgen_aesni_gcm_r1_open_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r1_open_small128
 .Laesgen_aesni_gcm_r1_open_top128:
@@ -9888,49 +9864,49 @@ aesgen_aesni_gcm_r1_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_open_full_steady_128
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r1_open_refresh_steady_128
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_open_fill_steady_128
 	movdqu	(%r9), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm5, %xmm10
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm5, %xmm11
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm5, %xmm0
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm0, %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	movdqu	16(%r9), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm13
 	movdqa	%xmm13, %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm0, %xmm10
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm11
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$1, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_open_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm12
@@ -10220,47 +10196,47 @@ aesgen_aesni_gcm_r1_open:
 	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rsi,1)
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm3, 976(%rdi,%rsi,1)
+	movdqa	%xmm3, 848(%rdi,%rsi,1)
 	movdqu	48(%r9), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm4, 992(%rdi,%rsi,1)
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm13, %xmm10
-	movdqa	%xmm5, 1008(%rdi,%rsi,1)
+	movdqa	%xmm5, 880(%rdi,%rsi,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm11
-	movdqa	%xmm6, 1024(%rdi,%rsi,1)
+	movdqa	%xmm6, 896(%rdi,%rsi,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	movdqa	%xmm7, 1040(%rdi,%rsi,1)
+	movdqa	%xmm7, 912(%rdi,%rsi,1)
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$16, 304(%rdi), %xmm0
-	movdqa	%xmm8, 1056(%rdi,%rsi,1)
+	movdqa	%xmm8, 928(%rdi,%rsi,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
 	movdqu	64(%r9), %xmm13
-	movdqa	%xmm9, 1072(%rdi,%rsi,1)
+	movdqa	%xmm9, 944(%rdi,%rsi,1)
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 320(%rdi), %xmm14
@@ -10409,7 +10385,7 @@ aesgen_aesni_gcm_r1_open:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rdx)
@@ -10717,10 +10693,10 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_top128
 .Laesgen_aesni_gcm_r1_open_drain128:
 .Laesgen_aesni_gcm_r1_open_small128:
@@ -10964,9 +10940,9 @@ aesgen_aesni_gcm_r1_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r1_open_no8_7
 	movq	(%r9), %r10
@@ -11012,10 +10988,10 @@ aesgen_aesni_gcm_r1_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r1_open_no1_7:
 .Laesgen_aesni_gcm_r1_open_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_saved
 .Laesgen_aesni_gcm_r1_open_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r1_open_small192
 .Laesgen_aesni_gcm_r1_open_top192:
@@ -11026,46 +11002,46 @@ aesgen_aesni_gcm_r1_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_open_full_steady_192
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r1_open_refresh_steady_192
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_open_fill_steady_192
 	movdqu	(%r9), %xmm6
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm6
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm6, %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm6, %xmm11
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm6, %xmm12
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqa	%xmm6, %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm0, %xmm12
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	movdqu	16(%r9), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	movdqa	%xmm13, %xmm0
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm10
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_open_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm11
@@ -11372,46 +11348,46 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$17, 288(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rsi,1)
 	pxor	%xmm14, %xmm11
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$1, 288(%rdi), %xmm0
-	movdqa	%xmm3, 976(%rdi,%rsi,1)
-	pxor	656(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rsi,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm5, 1008(%rdi,%rsi,1)
+	movdqa	%xmm5, 880(%rdi,%rsi,1)
 	movdqu	48(%r9), %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm13, %xmm0
-	movdqa	%xmm6, 1024(%rdi,%rsi,1)
-	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm0, %xmm10
-	movdqa	%xmm7, 1040(%rdi,%rsi,1)
+	movdqa	%xmm7, 912(%rdi,%rsi,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	movdqa	%xmm8, 1056(%rdi,%rsi,1)
+	movdqa	%xmm8, 928(%rdi,%rsi,1)
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rsi,1)
 	pclmulqdq	$1, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm12
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -11583,7 +11559,7 @@ aesgen_aesni_gcm_r1_open:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rdx)
@@ -11909,10 +11885,10 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_top192
 .Laesgen_aesni_gcm_r1_open_drain192:
 .Laesgen_aesni_gcm_r1_open_small192:
@@ -12174,9 +12150,9 @@ aesgen_aesni_gcm_r1_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r1_open_no8_8
 	movq	(%r9), %r10
@@ -12222,19 +12198,19 @@ aesgen_aesni_gcm_r1_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r1_open_no1_8:
 .Laesgen_aesni_gcm_r1_open_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_saved
 .Laesgen_aesni_gcm_r1_open_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_open_in_data_2
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_flushed_3
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -12261,16 +12237,16 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_flushed_3:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_open_in_data_2:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_flushed_4
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -12297,9 +12273,9 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r1_open_flushed_4:
-	movq	608(%rdi), %rsi
+	movq	480(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	movq	%r8, %xmm1
 	movq	%rsi, %xmm2
@@ -12329,10 +12305,10 @@ aesgen_aesni_gcm_r1_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
 	xorq	%rsi, %rsi
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_nocmp16
 	movq	(%rcx), %r8
@@ -12513,33 +12489,33 @@ aesgen_aesni_gcm_r1_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r1_start_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	movdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	movdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_start_have_j0
 .Laesgen_aesni_gcm_r1_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	560(%rdi,%rcx,1), %r10
+	leaq	432(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_start_no8
@@ -12574,7 +12550,7 @@ aesgen_aesni_gcm_r1_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_r1_start_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -12601,7 +12577,7 @@ aesgen_aesni_gcm_r1_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_start_whole:
 .Laesgen_aesni_gcm_r1_start_hash8:
 	cmpq	$128, %rdx
@@ -12762,7 +12738,7 @@ aesgen_aesni_gcm_r1_start:
 .Laesgen_aesni_gcm_r1_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_start_absorbed
-	leaq	560(%rdi), %rcx
+	leaq	432(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_start_no8_2
 	movq	(%rsi), %r8
@@ -12792,12 +12768,12 @@ aesgen_aesni_gcm_r1_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_r1_start_no1_2:
 .Laesgen_aesni_gcm_r1_start_absorbed:
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_start_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -12824,7 +12800,7 @@ aesgen_aesni_gcm_r1_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_start_flushed:
 	movq	%rax, %xmm1
 	pxor	%xmm1, %xmm0
@@ -12854,27 +12830,35 @@ aesgen_aesni_gcm_r1_start:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	movdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r1_start_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_start_one(%rip), %xmm1
-	movdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	movdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
+	movdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	movdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	597(%rdi), %ecx
+	movzbl	469(%rdi), %ecx
 	orq	%rcx, %rax
 	shlq	$8, %rax
-	movzbl	592(%rdi), %ecx
+	movzbl	464(%rdi), %ecx
 	orq	%rcx, %rax
 	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r1_start_same_table
-	movq	%rax, 640(%rdi)
+	movq	%rax, 512(%rdi)
 	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 544(%rdi)
+	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 576(%rdi)
+	movdqa	%xmm1, 592(%rdi)
+	movdqa	%xmm1, 608(%rdi)
+	movdqa	%xmm1, 624(%rdi)
+	movdqa	%xmm1, 640(%rdi)
+	movdqa	%xmm1, 656(%rdi)
 	movdqa	%xmm1, 672(%rdi)
 	movdqa	%xmm1, 688(%rdi)
 	movdqa	%xmm1, 704(%rdi)
@@ -12883,14 +12867,6 @@ aesgen_aesni_gcm_r1_start:
 	movdqa	%xmm1, 752(%rdi)
 	movdqa	%xmm1, 768(%rdi)
 	movdqa	%xmm1, 784(%rdi)
-	movdqa	%xmm1, 800(%rdi)
-	movdqa	%xmm1, 816(%rdi)
-	movdqa	%xmm1, 832(%rdi)
-	movdqa	%xmm1, 848(%rdi)
-	movdqa	%xmm1, 864(%rdi)
-	movdqa	%xmm1, 880(%rdi)
-	movdqa	%xmm1, 896(%rdi)
-	movdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -12982,7 +12958,7 @@ aesgen_aesni_gcm_r1_start:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
 .Laesgen_aesni_gcm_r1_start_aes_done:
-	movdqa	%xmm0, 512(%rdi)
+	movdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -13020,22 +12996,22 @@ aesgen_aesni_gcm_r1_start:
 	.p2align	5
 aesgen_aesni_gcm_r1_aad:
 	endbr64
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	608(%rdi), %rax
+	subq	480(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_aad_refuse
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%rdx, 608(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%rdx, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	560(%rdi,%rax,1), %r9
+	leaq	432(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r1_aad_no8
@@ -13070,7 +13046,7 @@ aesgen_aesni_gcm_r1_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_aad_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -13097,7 +13073,7 @@ aesgen_aesni_gcm_r1_aad:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_aad_whole:
 .Laesgen_aesni_gcm_r1_aad_hash8:
 	cmpq	$128, %rdx
@@ -13258,7 +13234,7 @@ aesgen_aesni_gcm_r1_aad:
 .Laesgen_aesni_gcm_r1_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_aad_absorbed
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_aad_no8_2
 	movq	(%rsi), %rcx
@@ -13288,7 +13264,7 @@ aesgen_aesni_gcm_r1_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_r1_aad_no1_2:
 .Laesgen_aesni_gcm_r1_aad_absorbed:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -13326,16 +13302,16 @@ aesgen_aesni_gcm_r1_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_encrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_encrypt_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -13362,14 +13338,14 @@ aesgen_aesni_gcm_r1_encrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_encrypt_bulk
 	movq	$16, %r8
@@ -13378,8 +13354,8 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_encrypt_no8
 	movq	(%r9), %rbp
@@ -13430,7 +13406,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -13457,7 +13433,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -13465,7 +13441,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r1_encrypt_data192
 .Laesgen_aesni_gcm_r1_encrypt_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_small256
 .Laesgen_aesni_gcm_r1_encrypt_first256:
@@ -13476,28 +13452,28 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_first_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_first_256
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%r8,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%r8,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%r8,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%r8,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%r8,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%r8,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%r8,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%r8,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -13689,30 +13665,30 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -13831,7 +13807,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -14056,10 +14032,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_first256
 .Laesgen_aesni_gcm_r1_encrypt_first_done256:
 .Laesgen_aesni_gcm_r1_encrypt_top256:
@@ -14070,43 +14046,43 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_steady_256
 	shlq	$4, %r8
 	movdqu	-128(%rcx), %xmm7
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm7
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm0, %xmm7
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm7, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	movdqa	%xmm7, %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	movdqa	%xmm7, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	movdqa	%xmm7, %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%r8,1), %xmm8
 	movdqu	-112(%rcx), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm13
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm10
@@ -14430,45 +14406,45 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenc	%xmm0, %xmm8
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$0, 288(%rdi), %xmm14
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	movdqa	%xmm2, 832(%rdi,%rax,1)
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
 	pclmulqdq	$17, 288(%rdi), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 288(%rdi), %xmm0
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
 	movdqu	-80(%rcx), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -14663,7 +14639,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -15007,10 +14983,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_top256
 .Laesgen_aesni_gcm_r1_encrypt_drain256:
 	movdqu	-128(%rcx), %xmm2
@@ -15407,9 +15383,9 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -15455,10 +15431,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_no1_2:
 .Laesgen_aesni_gcm_r1_encrypt_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_saved
 .Laesgen_aesni_gcm_r1_encrypt_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_small128
 .Laesgen_aesni_gcm_r1_encrypt_first128:
@@ -15469,28 +15445,28 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_first_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_first_128
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%r8,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%r8,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%r8,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%r8,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%r8,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%r8,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%r8,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%r8,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -15646,30 +15622,30 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -15752,7 +15728,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -15941,10 +15917,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_first128
 .Laesgen_aesni_gcm_r1_encrypt_first_done128:
 .Laesgen_aesni_gcm_r1_encrypt_top128:
@@ -15955,49 +15931,49 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_steady_128
 	movdqu	-128(%rcx), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm5, %xmm10
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm5, %xmm11
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm5, %xmm0
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm0, %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	movdqu	-112(%rcx), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm13
 	movdqa	%xmm13, %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm0, %xmm10
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm11
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$1, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm12
@@ -16287,47 +16263,47 @@ aesgen_aesni_gcm_r1_encrypt:
 	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	movdqa	%xmm3, 848(%rdi,%rax,1)
 	movdqu	-80(%rcx), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm13, %xmm10
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm11
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	movdqa	%xmm6, 896(%rdi,%rax,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	movdqa	%xmm7, 912(%rdi,%rax,1)
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$16, 304(%rdi), %xmm0
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	movdqa	%xmm8, 928(%rdi,%rax,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
 	movdqu	-64(%rcx), %xmm13
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	movdqa	%xmm9, 944(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 320(%rdi), %xmm14
@@ -16476,7 +16452,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -16784,10 +16760,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_top128
 .Laesgen_aesni_gcm_r1_encrypt_drain128:
 	movdqu	-128(%rcx), %xmm2
@@ -17148,9 +17124,9 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -17196,10 +17172,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_no1_3:
 .Laesgen_aesni_gcm_r1_encrypt_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_saved
 .Laesgen_aesni_gcm_r1_encrypt_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_small192
 .Laesgen_aesni_gcm_r1_encrypt_first192:
@@ -17210,28 +17186,28 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_first_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_first_192
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%r8,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%r8,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%r8,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%r8,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%r8,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%r8,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%r8,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%r8,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -17405,30 +17381,30 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	32(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -17529,7 +17505,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -17736,10 +17712,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_first192
 .Laesgen_aesni_gcm_r1_encrypt_first_done192:
 .Laesgen_aesni_gcm_r1_encrypt_top192:
@@ -17750,46 +17726,46 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_steady_192
 	movdqu	-128(%rcx), %xmm6
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm6
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm6, %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm6, %xmm11
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm6, %xmm12
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqa	%xmm6, %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm0, %xmm12
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	movdqu	-112(%rcx), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	movdqa	%xmm13, %xmm0
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm10
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm11
@@ -18096,46 +18072,46 @@ aesgen_aesni_gcm_r1_encrypt:
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$17, 288(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
 	pxor	%xmm14, %xmm11
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$1, 288(%rdi), %xmm0
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	movdqu	-80(%rcx), %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm13, %xmm0
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm0, %xmm10
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	movdqa	%xmm7, 912(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	movdqa	%xmm8, 928(%rdi,%rax,1)
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
 	pclmulqdq	$1, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm12
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -18307,7 +18283,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -18633,10 +18609,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_top192
 .Laesgen_aesni_gcm_r1_encrypt_drain192:
 	movdqu	-128(%rcx), %xmm2
@@ -19015,9 +18991,9 @@ aesgen_aesni_gcm_r1_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -19063,10 +19039,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_no1_4:
 .Laesgen_aesni_gcm_r1_encrypt_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_saved
 .Laesgen_aesni_gcm_r1_encrypt_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -19137,16 +19113,16 @@ aesgen_aesni_gcm_r1_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_decrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_decrypt_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -19173,14 +19149,14 @@ aesgen_aesni_gcm_r1_decrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_decrypt_bulk
 	movq	$16, %r8
@@ -19189,8 +19165,8 @@ aesgen_aesni_gcm_r1_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_decrypt_no8
 	movq	(%r9), %rbp
@@ -19241,7 +19217,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -19268,7 +19244,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -19276,7 +19252,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r1_decrypt_data192
 .Laesgen_aesni_gcm_r1_decrypt_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_small256
 .Laesgen_aesni_gcm_r1_decrypt_top256:
@@ -19287,43 +19263,43 @@ aesgen_aesni_gcm_r1_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_fill_steady_256
 	shlq	$4, %r8
 	movdqu	(%rsi), %xmm7
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm7
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm0, %xmm7
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm7, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	movdqa	%xmm7, %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	movdqa	%xmm7, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	movdqa	%xmm7, %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%r8,1), %xmm8
 	movdqu	16(%rsi), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm13
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm10
@@ -19647,45 +19623,45 @@ aesgen_aesni_gcm_r1_decrypt:
 	aesenc	%xmm0, %xmm8
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$0, 288(%rdi), %xmm14
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	movdqa	%xmm2, 832(%rdi,%rax,1)
 	pxor	%xmm14, %xmm10
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
 	pclmulqdq	$17, 288(%rdi), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 288(%rdi), %xmm0
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
 	movdqu	48(%rsi), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -19880,7 +19856,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -20224,10 +20200,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_top256
 .Laesgen_aesni_gcm_r1_decrypt_drain256:
 .Laesgen_aesni_gcm_r1_decrypt_small256:
@@ -20507,9 +20483,9 @@ aesgen_aesni_gcm_r1_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -20555,10 +20531,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_no1_2:
 .Laesgen_aesni_gcm_r1_decrypt_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_saved
 .Laesgen_aesni_gcm_r1_decrypt_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_small128
 .Laesgen_aesni_gcm_r1_decrypt_top128:
@@ -20569,49 +20545,49 @@ aesgen_aesni_gcm_r1_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_fill_steady_128
 	movdqu	(%rsi), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm5, %xmm10
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm5, %xmm11
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	movdqa	%xmm5, %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
 	movdqa	%xmm5, %xmm0
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm0, %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	movdqu	16(%rsi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm13
 	movdqa	%xmm13, %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm0, %xmm10
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm11
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$1, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm12
@@ -20901,47 +20877,47 @@ aesgen_aesni_gcm_r1_decrypt:
 	pclmulqdq	$1, 288(%rdi), %xmm14
 	aesenc	%xmm0, %xmm9
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	movdqa	%xmm3, 848(%rdi,%rax,1)
 	movdqu	48(%rsi), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm13, %xmm10
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm11
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	movdqa	%xmm6, 896(%rdi,%rax,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	movdqa	%xmm7, 912(%rdi,%rax,1)
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$16, 304(%rdi), %xmm0
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	movdqa	%xmm8, 928(%rdi,%rax,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
 	movdqu	64(%rsi), %xmm13
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	movdqa	%xmm9, 944(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm14
 	movdqa	32(%rdi), %xmm0
 	pclmulqdq	$0, 320(%rdi), %xmm14
@@ -21090,7 +21066,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -21398,10 +21374,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_top128
 .Laesgen_aesni_gcm_r1_decrypt_drain128:
 .Laesgen_aesni_gcm_r1_decrypt_small128:
@@ -21645,9 +21621,9 @@ aesgen_aesni_gcm_r1_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -21693,10 +21669,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_no1_3:
 .Laesgen_aesni_gcm_r1_decrypt_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_saved
 .Laesgen_aesni_gcm_r1_decrypt_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_small192
 .Laesgen_aesni_gcm_r1_decrypt_top192:
@@ -21707,46 +21683,46 @@ aesgen_aesni_gcm_r1_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_fill_steady_192
 	movdqu	(%rsi), %xmm6
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm6
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm6, %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm6, %xmm11
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm6, %xmm12
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqa	%xmm6, %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm0, %xmm12
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	movdqu	16(%rsi), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	movdqa	%xmm13, %xmm0
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm10
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
 	paddd	.Laesgen_aesni_gcm_r1_decrypt_batch1(%rip), %xmm1
 	pxor	%xmm0, %xmm11
@@ -22053,46 +22029,46 @@ aesgen_aesni_gcm_r1_decrypt:
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$17, 288(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
 	pxor	%xmm14, %xmm11
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$1, 288(%rdi), %xmm0
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	movdqu	48(%rsi), %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm13, %xmm0
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$0, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm0, %xmm10
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	movdqa	%xmm7, 912(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	movdqa	%xmm8, 928(%rdi,%rax,1)
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
 	pclmulqdq	$1, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm12
 	movdqa	32(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -22264,7 +22240,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -22590,10 +22566,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	pxor	%xmm3, %xmm2
 	movdqa	16(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_top192
 .Laesgen_aesni_gcm_r1_decrypt_drain192:
 .Laesgen_aesni_gcm_r1_decrypt_small192:
@@ -22855,9 +22831,9 @@ aesgen_aesni_gcm_r1_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -22903,10 +22879,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_no1_4:
 .Laesgen_aesni_gcm_r1_decrypt_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_saved
 .Laesgen_aesni_gcm_r1_decrypt_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -22978,13 +22954,13 @@ aesgen_aesni_gcm_r1_finish_seal:
 	jb	.Laesgen_aesni_gcm_r1_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r1_finish_seal_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_finish_seal_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_finish_seal_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -23011,16 +22987,16 @@ aesgen_aesni_gcm_r1_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_finish_seal_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_finish_seal_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_finish_seal_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -23047,9 +23023,9 @@ aesgen_aesni_gcm_r1_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r1_finish_seal_flushed_2:
-	movq	608(%rdi), %rax
+	movq	480(%rdi), %rax
 	shlq	$3, %rax
-	movq	616(%rdi), %rcx
+	movq	488(%rdi), %rcx
 	shlq	$3, %rcx
 	movq	%rcx, %xmm1
 	movq	%rax, %xmm2
@@ -23079,9 +23055,9 @@ aesgen_aesni_gcm_r1_finish_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
-	leaq	592(%rdi), %rax
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
+	leaq	464(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_finish_seal_no16
 	movq	(%rax), %rcx
@@ -23154,13 +23130,13 @@ aesgen_aesni_gcm_r1_finish_open:
 	jb	.Laesgen_aesni_gcm_r1_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r1_finish_open_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_finish_open_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rcx
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_finish_open_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -23187,16 +23163,16 @@ aesgen_aesni_gcm_r1_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_finish_open_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_finish_open_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_finish_open_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -23223,9 +23199,9 @@ aesgen_aesni_gcm_r1_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r1_finish_open_flushed_2:
-	movq	608(%rdi), %rcx
+	movq	480(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	movq	%r8, %xmm1
 	movq	%rcx, %xmm2
@@ -23255,10 +23231,10 @@ aesgen_aesni_gcm_r1_finish_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
 	xorq	%rcx, %rcx
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -23327,7 +23303,7 @@ aesgen_aesni_gcm_r1_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5056 bytes of the context.
+# wipe(ctx): zero all 4928 bytes of the context.
 # Requires: SSE2
 	.text
 	.globl	aesgen_aesni_gcm_r1_wipe
@@ -23336,7 +23312,7 @@ aesgen_aesni_gcm_r1_finish_open:
 aesgen_aesni_gcm_r1_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
-	movq	$79, %rax
+	movq	$77, %rax
 .Laesgen_aesni_gcm_r1_wipe_zero:
 	movdqa	%xmm0, (%rdi)
 	movdqa	%xmm0, 16(%rdi)

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
- *   Context: 5056 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 4928 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_r2_init   requires SSE2, SSSE3, AESNI, PCLMULQDQ
@@ -42,7 +42,7 @@ aesgen_aesni_gcm_r2_init:
 .Laesgen_aesni_gcm_r2_init_accepted:
 	pxor	%xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$79, %rcx
+	movq	$77, %rcx
 .Laesgen_aesni_gcm_r2_init_zero:
 	movdqa	%xmm0, (%rax)
 	movdqa	%xmm0, 16(%rax)
@@ -768,9 +768,6 @@ aesgen_aesni_gcm_r2_init:
 	pand	.Laesgen_aesni_gcm_r2_init_ghash_poly(%rip), %xmm2
 	pxor	%xmm2, %xmm0
 	movdqa	%xmm0, 368(%rdi)
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, 496(%rdi)
 	movdqa	%xmm0, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm0, %xmm2
@@ -796,9 +793,6 @@ aesgen_aesni_gcm_r2_init:
 	pxor	%xmm3, %xmm1
 	pxor	%xmm2, %xmm1
 	movdqa	%xmm1, 352(%rdi)
-	pshufd	$78, %xmm1, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, 480(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -823,9 +817,6 @@ aesgen_aesni_gcm_r2_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 336(%rdi)
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, 464(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -850,9 +841,6 @@ aesgen_aesni_gcm_r2_init:
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 320(%rdi)
-	pshufd	$78, %xmm1, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, 448(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -877,9 +865,6 @@ aesgen_aesni_gcm_r2_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 304(%rdi)
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, 432(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -904,9 +889,6 @@ aesgen_aesni_gcm_r2_init:
 	pxor	%xmm2, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 288(%rdi)
-	pshufd	$78, %xmm1, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, 416(%rdi)
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -931,9 +913,6 @@ aesgen_aesni_gcm_r2_init:
 	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 272(%rdi)
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, 400(%rdi)
 	movdqa	%xmm2, %xmm1
 	pclmulqdq	$0, %xmm0, %xmm1
 	movdqa	%xmm2, %xmm3
@@ -958,9 +937,6 @@ aesgen_aesni_gcm_r2_init:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm3, %xmm1
 	movdqa	%xmm1, 256(%rdi)
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -1015,33 +991,33 @@ aesgen_aesni_gcm_r2_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r2_seal_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	movdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	movdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_seal_have_j0
 .Laesgen_aesni_gcm_r2_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r10
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r10
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_r2_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	560(%rdi,%r10,1), %rbp
+	leaq	432(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_r2_seal_no8
@@ -1076,7 +1052,7 @@ aesgen_aesni_gcm_r2_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_r2_seal_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1103,7 +1079,7 @@ aesgen_aesni_gcm_r2_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_whole:
 .Laesgen_aesni_gcm_r2_seal_hash8:
 	cmpq	$128, %rdx
@@ -1264,7 +1240,7 @@ aesgen_aesni_gcm_r2_seal:
 .Laesgen_aesni_gcm_r2_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_absorbed
-	leaq	560(%rdi), %r10
+	leaq	432(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_no8_2
 	movq	(%rsi), %r11
@@ -1294,12 +1270,12 @@ aesgen_aesni_gcm_r2_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_r2_seal_no1_2:
 .Laesgen_aesni_gcm_r2_seal_absorbed:
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1326,7 +1302,7 @@ aesgen_aesni_gcm_r2_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_flushed:
 	movq	%rax, %xmm1
 	pxor	%xmm1, %xmm0
@@ -1356,27 +1332,35 @@ aesgen_aesni_gcm_r2_seal:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	movdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r2_seal_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1
-	movdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	movdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
+	movdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	movdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	597(%rdi), %edx
+	movzbl	469(%rdi), %edx
 	orq	%rdx, %rax
 	shlq	$8, %rax
-	movzbl	592(%rdi), %edx
+	movzbl	464(%rdi), %edx
 	orq	%rdx, %rax
 	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r2_seal_same_table
-	movq	%rax, 640(%rdi)
+	movq	%rax, 512(%rdi)
 	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 544(%rdi)
+	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 576(%rdi)
+	movdqa	%xmm1, 592(%rdi)
+	movdqa	%xmm1, 608(%rdi)
+	movdqa	%xmm1, 624(%rdi)
+	movdqa	%xmm1, 640(%rdi)
+	movdqa	%xmm1, 656(%rdi)
 	movdqa	%xmm1, 672(%rdi)
 	movdqa	%xmm1, 688(%rdi)
 	movdqa	%xmm1, 704(%rdi)
@@ -1385,14 +1369,6 @@ aesgen_aesni_gcm_r2_seal:
 	movdqa	%xmm1, 752(%rdi)
 	movdqa	%xmm1, 768(%rdi)
 	movdqa	%xmm1, 784(%rdi)
-	movdqa	%xmm1, 800(%rdi)
-	movdqa	%xmm1, 816(%rdi)
-	movdqa	%xmm1, 832(%rdi)
-	movdqa	%xmm1, 848(%rdi)
-	movdqa	%xmm1, 864(%rdi)
-	movdqa	%xmm1, 880(%rdi)
-	movdqa	%xmm1, 896(%rdi)
-	movdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1484,17 +1460,17 @@ aesgen_aesni_gcm_r2_seal:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
 .Laesgen_aesni_gcm_r2_seal_aes_done:
-	movdqa	%xmm0, 512(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%r8, 608(%rdi)
+	movdqa	%xmm0, 384(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%r8, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	560(%rdi,%rax,1), %r10
+	leaq	432(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_no8_3
@@ -1529,7 +1505,7 @@ aesgen_aesni_gcm_r2_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r2_seal_absorbed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1556,7 +1532,7 @@ aesgen_aesni_gcm_r2_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_whole_2:
 .Laesgen_aesni_gcm_r2_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1717,7 +1693,7 @@ aesgen_aesni_gcm_r2_seal:
 .Laesgen_aesni_gcm_r2_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_r2_seal_absorbed_2
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1747,16 +1723,16 @@ aesgen_aesni_gcm_r2_seal:
 	movb	%dl, (%rax)
 .Laesgen_aesni_gcm_r2_seal_no1_4:
 .Laesgen_aesni_gcm_r2_seal_absorbed_2:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_seal_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1783,14 +1759,14 @@ aesgen_aesni_gcm_r2_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_flushed_2:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_seal_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
-	addq	%rax, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
+	addq	%rax, 488(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_bulk
 	movq	$16, %rsi
@@ -1799,8 +1775,8 @@ aesgen_aesni_gcm_r2_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rdx,1), %r11
-	leaq	560(%rdi,%rdx,1), %rbx
+	leaq	448(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r2_seal_no8_5
 	movq	(%r8), %rbp
@@ -1851,7 +1827,7 @@ aesgen_aesni_gcm_r2_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -1878,7 +1854,7 @@ aesgen_aesni_gcm_r2_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1886,7 +1862,7 @@ aesgen_aesni_gcm_r2_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_r2_seal_data192
 .Laesgen_aesni_gcm_r2_seal_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r2_seal_small256
 .Laesgen_aesni_gcm_r2_seal_first256:
@@ -1897,28 +1873,28 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_first_256
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_first_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_first_256
 	shlq	$4, %rsi
-	movdqa	960(%rdi,%rsi,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%rsi,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%rsi,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%rsi,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%rsi,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%rsi,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%rsi,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%rsi,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%rsi,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%rsi,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%rsi,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%rsi,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%rsi,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%rsi,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%rsi,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%rsi,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -2110,30 +2086,30 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -2243,7 +2219,7 @@ aesgen_aesni_gcm_r2_seal:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -2470,10 +2446,10 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_first256
 .Laesgen_aesni_gcm_r2_seal_first_done256:
 .Laesgen_aesni_gcm_r2_seal_top256:
@@ -2484,44 +2460,44 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_steady_256
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_steady_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_steady_256
 	shlq	$4, %rsi
 	movdqu	-128(%rcx), %xmm7
-	movdqa	960(%rdi,%rsi,1), %xmm2
+	movdqa	832(%rdi,%rsi,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm7
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm0, %xmm7
-	movdqa	976(%rdi,%rsi,1), %xmm3
+	movdqa	848(%rdi,%rsi,1), %xmm3
 	movdqa	%xmm7, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%rsi,1), %xmm4
+	movdqa	864(%rdi,%rsi,1), %xmm4
 	movdqa	%xmm7, %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1008(%rdi,%rsi,1), %xmm5
+	movdqa	880(%rdi,%rsi,1), %xmm5
 	movdqa	%xmm7, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1024(%rdi,%rsi,1), %xmm6
+	movdqa	896(%rdi,%rsi,1), %xmm6
 	movdqa	%xmm7, %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1040(%rdi,%rsi,1), %xmm7
+	movdqa	912(%rdi,%rsi,1), %xmm7
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	movdqu	-112(%rcx), %xmm13
-	movdqa	1056(%rdi,%rsi,1), %xmm8
+	movdqa	928(%rdi,%rsi,1), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	movdqa	1072(%rdi,%rsi,1), %xmm9
+	movdqa	944(%rdi,%rsi,1), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm10
 	paddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm14
@@ -2851,44 +2827,44 @@ aesgen_aesni_gcm_r2_seal:
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$1, 288(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
 	movdqu	-80(%rcx), %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
 	pxor	%xmm13, %xmm10
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm0, %xmm13
 	movdqa	48(%rdi), %xmm0
 	pclmulqdq	$16, 304(%rdi), %xmm13
@@ -3069,7 +3045,7 @@ aesgen_aesni_gcm_r2_seal:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -3415,10 +3391,10 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_top256
 .Laesgen_aesni_gcm_r2_seal_drain256:
 	movdqu	-128(%rcx), %xmm2
@@ -3815,9 +3791,9 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r2_seal_no8_6
 	movq	(%r9), %r8
@@ -3863,10 +3839,10 @@ aesgen_aesni_gcm_r2_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r2_seal_no1_6:
 .Laesgen_aesni_gcm_r2_seal_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_saved
 .Laesgen_aesni_gcm_r2_seal_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r2_seal_small128
 .Laesgen_aesni_gcm_r2_seal_first128:
@@ -3877,28 +3853,28 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_first_128
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_first_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_first_128
 	shlq	$4, %rsi
-	movdqa	960(%rdi,%rsi,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%rsi,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%rsi,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%rsi,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%rsi,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%rsi,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%rsi,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%rsi,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%rsi,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%rsi,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%rsi,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%rsi,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%rsi,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%rsi,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%rsi,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%rsi,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -4054,30 +4030,30 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -4151,7 +4127,7 @@ aesgen_aesni_gcm_r2_seal:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -4342,10 +4318,10 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_first128
 .Laesgen_aesni_gcm_r2_seal_first_done128:
 .Laesgen_aesni_gcm_r2_seal_top128:
@@ -4356,51 +4332,51 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_steady_128
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_steady_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_steady_128
 	movdqu	-128(%rcx), %xmm5
 	shlq	$4, %rsi
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%rsi,1), %xmm2
+	movdqa	832(%rdi,%rsi,1), %xmm2
 	pxor	%xmm0, %xmm5
 	movdqa	%xmm5, %xmm10
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	976(%rdi,%rsi,1), %xmm3
+	movdqa	848(%rdi,%rsi,1), %xmm3
 	movdqa	%xmm5, %xmm11
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm5, %xmm12
-	movdqa	992(%rdi,%rsi,1), %xmm4
+	movdqa	864(%rdi,%rsi,1), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm5, %xmm0
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1008(%rdi,%rsi,1), %xmm5
+	movdqa	880(%rdi,%rsi,1), %xmm5
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqu	-112(%rcx), %xmm0
-	movdqa	1024(%rdi,%rsi,1), %xmm6
+	movdqa	896(%rdi,%rsi,1), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0
 	movdqa	%xmm0, %xmm8
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$0, 272(%rdi), %xmm8
-	movdqa	1040(%rdi,%rsi,1), %xmm7
+	movdqa	912(%rdi,%rsi,1), %xmm7
 	pxor	%xmm8, %xmm10
 	movdqa	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$17, 272(%rdi), %xmm9
-	movdqa	1056(%rdi,%rsi,1), %xmm8
+	movdqa	928(%rdi,%rsi,1), %xmm8
 	pxor	%xmm9, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm0, %xmm13
 	pclmulqdq	$1, 272(%rdi), %xmm13
-	movdqa	1072(%rdi,%rsi,1), %xmm9
+	movdqa	944(%rdi,%rsi,1), %xmm9
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1
 	pclmulqdq	$16, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm12
@@ -4694,49 +4670,49 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm14, %xmm10
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm11
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 304(%rdi), %xmm0
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
 	movdqu	-64(%rcx), %xmm13
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
 	pclmulqdq	$17, 320(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm0
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
 	pclmulqdq	$1, 320(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm12
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -4868,7 +4844,7 @@ aesgen_aesni_gcm_r2_seal:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -5178,10 +5154,10 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_top128
 .Laesgen_aesni_gcm_r2_seal_drain128:
 	movdqu	-128(%rcx), %xmm2
@@ -5542,9 +5518,9 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r2_seal_no8_7
 	movq	(%r9), %r8
@@ -5590,10 +5566,10 @@ aesgen_aesni_gcm_r2_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r2_seal_no1_7:
 .Laesgen_aesni_gcm_r2_seal_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_saved
 .Laesgen_aesni_gcm_r2_seal_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r2_seal_small192
 .Laesgen_aesni_gcm_r2_seal_first192:
@@ -5604,28 +5580,28 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_first_192
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_first_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_first_192
 	shlq	$4, %rsi
-	movdqa	960(%rdi,%rsi,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%rsi,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%rsi,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%rsi,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%rsi,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%rsi,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%rsi,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%rsi,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%rsi,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%rsi,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%rsi,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%rsi,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%rsi,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%rsi,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%rsi,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%rsi,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -5799,30 +5775,30 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -5914,7 +5890,7 @@ aesgen_aesni_gcm_r2_seal:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -6123,10 +6099,10 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_first192
 .Laesgen_aesni_gcm_r2_seal_first_done192:
 .Laesgen_aesni_gcm_r2_seal_top192:
@@ -6137,47 +6113,47 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_steady_192
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_steady_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_steady_192
 	movdqu	-128(%rcx), %xmm6
 	shlq	$4, %rsi
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm6
-	movdqa	960(%rdi,%rsi,1), %xmm2
+	movdqa	832(%rdi,%rsi,1), %xmm2
 	pxor	%xmm0, %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm6, %xmm10
-	movdqa	976(%rdi,%rsi,1), %xmm3
+	movdqa	848(%rdi,%rsi,1), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm6, %xmm11
-	movdqa	992(%rdi,%rsi,1), %xmm4
+	movdqa	864(%rdi,%rsi,1), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm6, %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1008(%rdi,%rsi,1), %xmm5
+	movdqa	880(%rdi,%rsi,1), %xmm5
 	movdqa	%xmm6, %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1024(%rdi,%rsi,1), %xmm6
+	movdqa	896(%rdi,%rsi,1), %xmm6
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqu	-112(%rcx), %xmm13
-	movdqa	1040(%rdi,%rsi,1), %xmm7
+	movdqa	912(%rdi,%rsi,1), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm13
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	1056(%rdi,%rsi,1), %xmm8
+	movdqa	928(%rdi,%rsi,1), %xmm8
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	movdqa	1072(%rdi,%rsi,1), %xmm9
+	movdqa	944(%rdi,%rsi,1), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	paddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm14
@@ -6488,47 +6464,47 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm0, %xmm8
 	pclmulqdq	$16, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm2, 960(%rdi,%rdx,1)
+	movdqa	%xmm2, 832(%rdi,%rdx,1)
 	movdqu	-80(%rcx), %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm3, 976(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pxor	%xmm13, %xmm10
-	movdqa	%xmm4, 992(%rdi,%rdx,1)
+	movdqa	%xmm4, 864(%rdi,%rdx,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	movdqa	%xmm5, 1008(%rdi,%rdx,1)
+	movdqa	%xmm5, 880(%rdi,%rdx,1)
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rdx,1)
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rdx,1)
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rdx,1)
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$16, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm12
-	movdqa	%xmm8, 1056(%rdi,%rdx,1)
+	movdqa	%xmm8, 928(%rdi,%rdx,1)
 	movdqu	-64(%rcx), %xmm13
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm13
-	movdqa	%xmm9, 1072(%rdi,%rdx,1)
+	movdqa	%xmm9, 944(%rdi,%rdx,1)
 	movdqa	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$0, 320(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -6685,7 +6661,7 @@ aesgen_aesni_gcm_r2_seal:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -7013,10 +6989,10 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_top192
 .Laesgen_aesni_gcm_r2_seal_drain192:
 	movdqu	-128(%rcx), %xmm2
@@ -7395,9 +7371,9 @@ aesgen_aesni_gcm_r2_seal:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r2_seal_no8_8
 	movq	(%r9), %r8
@@ -7443,19 +7419,19 @@ aesgen_aesni_gcm_r2_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r2_seal_no1_8:
 .Laesgen_aesni_gcm_r2_seal_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_saved
 .Laesgen_aesni_gcm_r2_seal_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_seal_in_data_2
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_flushed_3
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -7482,16 +7458,16 @@ aesgen_aesni_gcm_r2_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_flushed_3:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_seal_in_data_2:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_flushed_4
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -7518,9 +7494,9 @@ aesgen_aesni_gcm_r2_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r2_seal_flushed_4:
-	movq	608(%rdi), %rdx
+	movq	480(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	616(%rdi), %rsi
+	movq	488(%rdi), %rsi
 	shlq	$3, %rsi
 	movq	%rsi, %xmm1
 	movq	%rdx, %xmm2
@@ -7550,9 +7526,9 @@ aesgen_aesni_gcm_r2_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
-	leaq	592(%rdi), %rdx
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
+	leaq	464(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_r2_seal_no16
 	movq	(%rdx), %rsi
@@ -7683,33 +7659,33 @@ aesgen_aesni_gcm_r2_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r2_open_reject
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 592(%rdi)
+	movq	%rdx, 464(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	movdqa	592(%rdi), %xmm0
+	movl	%edx, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	movdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_open_have_j0
 .Laesgen_aesni_gcm_r2_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r11
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r11
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_aesni_gcm_r2_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	560(%rdi,%r11,1), %r12
+	leaq	432(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_aesni_gcm_r2_open_no8
@@ -7744,7 +7720,7 @@ aesgen_aesni_gcm_r2_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_aesni_gcm_r2_open_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -7771,7 +7747,7 @@ aesgen_aesni_gcm_r2_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_whole:
 .Laesgen_aesni_gcm_r2_open_hash8:
 	cmpq	$128, %rdx
@@ -7932,7 +7908,7 @@ aesgen_aesni_gcm_r2_open:
 .Laesgen_aesni_gcm_r2_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_open_absorbed
-	leaq	560(%rdi), %r11
+	leaq	432(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_open_no8_2
 	movq	(%rsi), %rbx
@@ -7962,12 +7938,12 @@ aesgen_aesni_gcm_r2_open:
 	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_r2_open_no1_2:
 .Laesgen_aesni_gcm_r2_open_absorbed:
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_open_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -7994,7 +7970,7 @@ aesgen_aesni_gcm_r2_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_flushed:
 	movq	%r10, %xmm1
 	pxor	%xmm1, %xmm0
@@ -8024,27 +8000,35 @@ aesgen_aesni_gcm_r2_open:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	movdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r2_open_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1
-	movdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	movdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %edx
+	movdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	movdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %edx
 	shlq	$8, %rdx
-	movzbl	597(%rdi), %esi
+	movzbl	469(%rdi), %esi
 	orq	%rsi, %rdx
 	shlq	$8, %rdx
-	movzbl	592(%rdi), %esi
+	movzbl	464(%rdi), %esi
 	orq	%rsi, %rdx
 	orq	$0x1000000, %rdx
-	cmpq	640(%rdi), %rdx
+	cmpq	512(%rdi), %rdx
 	je	.Laesgen_aesni_gcm_r2_open_same_table
-	movq	%rdx, 640(%rdi)
+	movq	%rdx, 512(%rdi)
 	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 544(%rdi)
+	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 576(%rdi)
+	movdqa	%xmm1, 592(%rdi)
+	movdqa	%xmm1, 608(%rdi)
+	movdqa	%xmm1, 624(%rdi)
+	movdqa	%xmm1, 640(%rdi)
+	movdqa	%xmm1, 656(%rdi)
 	movdqa	%xmm1, 672(%rdi)
 	movdqa	%xmm1, 688(%rdi)
 	movdqa	%xmm1, 704(%rdi)
@@ -8053,14 +8037,6 @@ aesgen_aesni_gcm_r2_open:
 	movdqa	%xmm1, 752(%rdi)
 	movdqa	%xmm1, 768(%rdi)
 	movdqa	%xmm1, 784(%rdi)
-	movdqa	%xmm1, 800(%rdi)
-	movdqa	%xmm1, 816(%rdi)
-	movdqa	%xmm1, 832(%rdi)
-	movdqa	%xmm1, 848(%rdi)
-	movdqa	%xmm1, 864(%rdi)
-	movdqa	%xmm1, 880(%rdi)
-	movdqa	%xmm1, 896(%rdi)
-	movdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -8152,17 +8128,17 @@ aesgen_aesni_gcm_r2_open:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
 .Laesgen_aesni_gcm_r2_open_aes_done:
-	movdqa	%xmm0, 512(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
-	addq	%r8, 608(%rdi)
+	movdqa	%xmm0, 384(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
+	addq	%r8, 480(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	560(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r2_open_no8_3
@@ -8197,7 +8173,7 @@ aesgen_aesni_gcm_r2_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r2_open_absorbed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -8224,7 +8200,7 @@ aesgen_aesni_gcm_r2_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_whole_2:
 .Laesgen_aesni_gcm_r2_open_hash8_2:
 	cmpq	$128, %r8
@@ -8385,7 +8361,7 @@ aesgen_aesni_gcm_r2_open:
 .Laesgen_aesni_gcm_r2_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_r2_open_absorbed_2
-	leaq	560(%rdi), %rdx
+	leaq	432(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_open_no8_4
 	movq	(%rcx), %rsi
@@ -8415,16 +8391,16 @@ aesgen_aesni_gcm_r2_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_r2_open_no1_4:
 .Laesgen_aesni_gcm_r2_open_absorbed_2:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_open_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r2_open_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -8451,14 +8427,14 @@ aesgen_aesni_gcm_r2_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_flushed_2:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_open_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
-	addq	%rcx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
+	addq	%rcx, 488(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r2_open_bulk
 	movq	$16, %r8
@@ -8467,8 +8443,8 @@ aesgen_aesni_gcm_r2_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	576(%rdi,%rsi,1), %rbx
-	leaq	560(%rdi,%rsi,1), %rbp
+	leaq	448(%rdi,%rsi,1), %rbx
+	leaq	432(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_open_no8_5
 	movq	(%r10), %r12
@@ -8519,7 +8495,7 @@ aesgen_aesni_gcm_r2_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_aesni_gcm_r2_open_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -8546,7 +8522,7 @@ aesgen_aesni_gcm_r2_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -8554,7 +8530,7 @@ aesgen_aesni_gcm_r2_open:
 	cmpl	$192, %esi
 	je	.Laesgen_aesni_gcm_r2_open_data192
 .Laesgen_aesni_gcm_r2_open_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r2_open_small256
 .Laesgen_aesni_gcm_r2_open_top256:
@@ -8565,44 +8541,44 @@ aesgen_aesni_gcm_r2_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_open_full_steady_256
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r2_open_refresh_steady_256
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_open_fill_steady_256
 	shlq	$4, %r8
 	movdqu	(%r9), %xmm7
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm7
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm0, %xmm7
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm7, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	movdqa	%xmm7, %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	movdqa	%xmm7, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	movdqa	%xmm7, %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	movdqu	16(%r9), %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm10
 	paddd	.Laesgen_aesni_gcm_r2_open_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm14
@@ -8932,44 +8908,44 @@ aesgen_aesni_gcm_r2_open:
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$1, 288(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rsi,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rsi,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rsi,1)
 	movdqu	48(%r9), %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rsi,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rsi,1)
 	pxor	%xmm13, %xmm10
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rsi,1)
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm8, 1056(%rdi,%rsi,1)
-	pxor	656(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm9, 1072(%rdi,%rsi,1)
-	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm0, %xmm13
 	movdqa	48(%rdi), %xmm0
 	pclmulqdq	$16, 304(%rdi), %xmm13
@@ -9150,7 +9126,7 @@ aesgen_aesni_gcm_r2_open:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rdx)
@@ -9496,10 +9472,10 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_top256
 .Laesgen_aesni_gcm_r2_open_drain256:
 .Laesgen_aesni_gcm_r2_open_small256:
@@ -9779,9 +9755,9 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r2_open_no8_6
 	movq	(%r9), %r10
@@ -9827,10 +9803,10 @@ aesgen_aesni_gcm_r2_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r2_open_no1_6:
 .Laesgen_aesni_gcm_r2_open_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_saved
 .Laesgen_aesni_gcm_r2_open_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r2_open_small128
 .Laesgen_aesni_gcm_r2_open_top128:
@@ -9841,51 +9817,51 @@ aesgen_aesni_gcm_r2_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_open_full_steady_128
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r2_open_refresh_steady_128
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_open_fill_steady_128
 	movdqu	(%r9), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
 	movdqa	%xmm5, %xmm10
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm5, %xmm11
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm5, %xmm12
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm5, %xmm0
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqu	16(%r9), %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0
 	movdqa	%xmm0, %xmm8
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$0, 272(%rdi), %xmm8
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pxor	%xmm8, %xmm10
 	movdqa	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$17, 272(%rdi), %xmm9
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	pxor	%xmm9, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm0, %xmm13
 	pclmulqdq	$1, 272(%rdi), %xmm13
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_open_batch1(%rip), %xmm1
 	pclmulqdq	$16, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm12
@@ -10179,49 +10155,49 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm14, %xmm10
-	movdqa	%xmm2, 960(%rdi,%rsi,1)
+	movdqa	%xmm2, 832(%rdi,%rsi,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm11
-	movdqa	%xmm3, 976(%rdi,%rsi,1)
+	movdqa	%xmm3, 848(%rdi,%rsi,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 304(%rdi), %xmm0
-	movdqa	%xmm4, 992(%rdi,%rsi,1)
+	movdqa	%xmm4, 864(%rdi,%rsi,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	%xmm5, 1008(%rdi,%rsi,1)
+	movdqa	%xmm5, 880(%rdi,%rsi,1)
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
 	movdqu	64(%r9), %xmm13
-	movdqa	%xmm6, 1024(%rdi,%rsi,1)
+	movdqa	%xmm6, 896(%rdi,%rsi,1)
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm7, 1040(%rdi,%rsi,1)
+	movdqa	%xmm7, 912(%rdi,%rsi,1)
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rsi,1)
 	pclmulqdq	$17, 320(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm0
-	movdqa	%xmm9, 1072(%rdi,%rsi,1)
+	movdqa	%xmm9, 944(%rdi,%rsi,1)
 	pclmulqdq	$1, 320(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm12
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -10353,7 +10329,7 @@ aesgen_aesni_gcm_r2_open:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rdx)
@@ -10663,10 +10639,10 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_top128
 .Laesgen_aesni_gcm_r2_open_drain128:
 .Laesgen_aesni_gcm_r2_open_small128:
@@ -10910,9 +10886,9 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r2_open_no8_7
 	movq	(%r9), %r10
@@ -10958,10 +10934,10 @@ aesgen_aesni_gcm_r2_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r2_open_no1_7:
 .Laesgen_aesni_gcm_r2_open_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_saved
 .Laesgen_aesni_gcm_r2_open_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r2_open_small192
 .Laesgen_aesni_gcm_r2_open_top192:
@@ -10972,47 +10948,47 @@ aesgen_aesni_gcm_r2_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_open_full_steady_192
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r2_open_refresh_steady_192
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_open_fill_steady_192
 	movdqu	(%r9), %xmm6
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm6
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm6, %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm6, %xmm11
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm6, %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	movdqa	%xmm6, %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqu	16(%r9), %xmm13
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm13
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	paddd	.Laesgen_aesni_gcm_r2_open_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm14
@@ -11323,47 +11299,47 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm0, %xmm8
 	pclmulqdq	$16, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm2, 960(%rdi,%rsi,1)
+	movdqa	%xmm2, 832(%rdi,%rsi,1)
 	movdqu	48(%r9), %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm3, 976(%rdi,%rsi,1)
-	pxor	656(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pxor	%xmm13, %xmm10
-	movdqa	%xmm4, 992(%rdi,%rsi,1)
+	movdqa	%xmm4, 864(%rdi,%rsi,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	movdqa	%xmm5, 1008(%rdi,%rsi,1)
+	movdqa	%xmm5, 880(%rdi,%rsi,1)
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rsi,1)
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rsi,1)
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rsi,1)
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$16, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm12
-	movdqa	%xmm8, 1056(%rdi,%rsi,1)
+	movdqa	%xmm8, 928(%rdi,%rsi,1)
 	movdqu	64(%r9), %xmm13
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm13
-	movdqa	%xmm9, 1072(%rdi,%rsi,1)
+	movdqa	%xmm9, 944(%rdi,%rsi,1)
 	movdqa	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$0, 320(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -11520,7 +11496,7 @@ aesgen_aesni_gcm_r2_open:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rdx)
@@ -11848,10 +11824,10 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_top192
 .Laesgen_aesni_gcm_r2_open_drain192:
 .Laesgen_aesni_gcm_r2_open_small192:
@@ -12113,9 +12089,9 @@ aesgen_aesni_gcm_r2_open:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r2_open_no8_8
 	movq	(%r9), %r10
@@ -12161,19 +12137,19 @@ aesgen_aesni_gcm_r2_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r2_open_no1_8:
 .Laesgen_aesni_gcm_r2_open_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_saved
 .Laesgen_aesni_gcm_r2_open_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_open_in_data_2
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r2_open_flushed_3
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -12200,16 +12176,16 @@ aesgen_aesni_gcm_r2_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_flushed_3:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_open_in_data_2:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r2_open_flushed_4
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -12236,9 +12212,9 @@ aesgen_aesni_gcm_r2_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r2_open_flushed_4:
-	movq	608(%rdi), %rsi
+	movq	480(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	movq	%r8, %xmm1
 	movq	%rsi, %xmm2
@@ -12268,10 +12244,10 @@ aesgen_aesni_gcm_r2_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
 	xorq	%rsi, %rsi
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r2_open_nocmp16
 	movq	(%rcx), %r8
@@ -12452,33 +12428,33 @@ aesgen_aesni_gcm_r2_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r2_start_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	movdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	movdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_start_have_j0
 .Laesgen_aesni_gcm_r2_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r2_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	560(%rdi,%rcx,1), %r10
+	leaq	432(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_start_no8
@@ -12513,7 +12489,7 @@ aesgen_aesni_gcm_r2_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_r2_start_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -12540,7 +12516,7 @@ aesgen_aesni_gcm_r2_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_start_whole:
 .Laesgen_aesni_gcm_r2_start_hash8:
 	cmpq	$128, %rdx
@@ -12701,7 +12677,7 @@ aesgen_aesni_gcm_r2_start:
 .Laesgen_aesni_gcm_r2_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_start_absorbed
-	leaq	560(%rdi), %rcx
+	leaq	432(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_start_no8_2
 	movq	(%rsi), %r8
@@ -12731,12 +12707,12 @@ aesgen_aesni_gcm_r2_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_r2_start_no1_2:
 .Laesgen_aesni_gcm_r2_start_absorbed:
-	movdqa	%xmm0, 544(%rdi)
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	movdqa	%xmm0, 416(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r2_start_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -12763,7 +12739,7 @@ aesgen_aesni_gcm_r2_start:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_start_flushed:
 	movq	%rax, %xmm1
 	pxor	%xmm1, %xmm0
@@ -12793,27 +12769,35 @@ aesgen_aesni_gcm_r2_start:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	movdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r2_start_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r2_start_one(%rip), %xmm1
-	movdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	movdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
+	movdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	movdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	597(%rdi), %ecx
+	movzbl	469(%rdi), %ecx
 	orq	%rcx, %rax
 	shlq	$8, %rax
-	movzbl	592(%rdi), %ecx
+	movzbl	464(%rdi), %ecx
 	orq	%rcx, %rax
 	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r2_start_same_table
-	movq	%rax, 640(%rdi)
+	movq	%rax, 512(%rdi)
 	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 544(%rdi)
+	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 576(%rdi)
+	movdqa	%xmm1, 592(%rdi)
+	movdqa	%xmm1, 608(%rdi)
+	movdqa	%xmm1, 624(%rdi)
+	movdqa	%xmm1, 640(%rdi)
+	movdqa	%xmm1, 656(%rdi)
 	movdqa	%xmm1, 672(%rdi)
 	movdqa	%xmm1, 688(%rdi)
 	movdqa	%xmm1, 704(%rdi)
@@ -12822,14 +12806,6 @@ aesgen_aesni_gcm_r2_start:
 	movdqa	%xmm1, 752(%rdi)
 	movdqa	%xmm1, 768(%rdi)
 	movdqa	%xmm1, 784(%rdi)
-	movdqa	%xmm1, 800(%rdi)
-	movdqa	%xmm1, 816(%rdi)
-	movdqa	%xmm1, 832(%rdi)
-	movdqa	%xmm1, 848(%rdi)
-	movdqa	%xmm1, 864(%rdi)
-	movdqa	%xmm1, 880(%rdi)
-	movdqa	%xmm1, 896(%rdi)
-	movdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -12921,7 +12897,7 @@ aesgen_aesni_gcm_r2_start:
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_start_aes_done
 .Laesgen_aesni_gcm_r2_start_aes_done:
-	movdqa	%xmm0, 512(%rdi)
+	movdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -12959,22 +12935,22 @@ aesgen_aesni_gcm_r2_start:
 	.p2align	5
 aesgen_aesni_gcm_r2_aad:
 	endbr64
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	608(%rdi), %rax
+	subq	480(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r2_aad_refuse
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%rdx, 608(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%rdx, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	560(%rdi,%rax,1), %r9
+	leaq	432(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r2_aad_no8
@@ -13009,7 +12985,7 @@ aesgen_aesni_gcm_r2_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r2_aad_absorbed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_aad_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -13036,7 +13012,7 @@ aesgen_aesni_gcm_r2_aad:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_aad_whole:
 .Laesgen_aesni_gcm_r2_aad_hash8:
 	cmpq	$128, %rdx
@@ -13197,7 +13173,7 @@ aesgen_aesni_gcm_r2_aad:
 .Laesgen_aesni_gcm_r2_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_aad_absorbed
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_aad_no8_2
 	movq	(%rsi), %rcx
@@ -13227,7 +13203,7 @@ aesgen_aesni_gcm_r2_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_r2_aad_no1_2:
 .Laesgen_aesni_gcm_r2_aad_absorbed:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -13265,16 +13241,16 @@ aesgen_aesni_gcm_r2_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r2_encrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_encrypt_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -13301,14 +13277,14 @@ aesgen_aesni_gcm_r2_encrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_encrypt_bulk
 	movq	$16, %r8
@@ -13317,8 +13293,8 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_encrypt_no8
 	movq	(%r9), %rbp
@@ -13369,7 +13345,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -13396,7 +13372,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -13404,7 +13380,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r2_encrypt_data192
 .Laesgen_aesni_gcm_r2_encrypt_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_small256
 .Laesgen_aesni_gcm_r2_encrypt_first256:
@@ -13415,28 +13391,28 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_first_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_first_256
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%r8,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%r8,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%r8,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%r8,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%r8,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%r8,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%r8,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%r8,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -13628,30 +13604,30 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -13761,7 +13737,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -13988,10 +13964,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_first256
 .Laesgen_aesni_gcm_r2_encrypt_first_done256:
 .Laesgen_aesni_gcm_r2_encrypt_top256:
@@ -14002,44 +13978,44 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_steady_256
 	shlq	$4, %r8
 	movdqu	-128(%rcx), %xmm7
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm7
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm0, %xmm7
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm7, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	movdqa	%xmm7, %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	movdqa	%xmm7, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	movdqa	%xmm7, %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	movdqu	-112(%rcx), %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm10
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm14
@@ -14369,44 +14345,44 @@ aesgen_aesni_gcm_r2_encrypt:
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$1, 288(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
 	movdqu	-80(%rcx), %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
 	pxor	%xmm13, %xmm10
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm0, %xmm13
 	movdqa	48(%rdi), %xmm0
 	pclmulqdq	$16, 304(%rdi), %xmm13
@@ -14587,7 +14563,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -14933,10 +14909,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_top256
 .Laesgen_aesni_gcm_r2_encrypt_drain256:
 	movdqu	-128(%rcx), %xmm2
@@ -15333,9 +15309,9 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -15381,10 +15357,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r2_encrypt_no1_2:
 .Laesgen_aesni_gcm_r2_encrypt_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_saved
 .Laesgen_aesni_gcm_r2_encrypt_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_small128
 .Laesgen_aesni_gcm_r2_encrypt_first128:
@@ -15395,28 +15371,28 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_first_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_first_128
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%r8,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%r8,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%r8,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%r8,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%r8,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%r8,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%r8,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%r8,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -15572,30 +15548,30 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -15669,7 +15645,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -15860,10 +15836,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_first128
 .Laesgen_aesni_gcm_r2_encrypt_first_done128:
 .Laesgen_aesni_gcm_r2_encrypt_top128:
@@ -15874,51 +15850,51 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_steady_128
 	movdqu	-128(%rcx), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
 	movdqa	%xmm5, %xmm10
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm5, %xmm11
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm5, %xmm12
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm5, %xmm0
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqu	-112(%rcx), %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm0
 	movdqa	%xmm0, %xmm8
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$0, 272(%rdi), %xmm8
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pxor	%xmm8, %xmm10
 	movdqa	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$17, 272(%rdi), %xmm9
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	pxor	%xmm9, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm0, %xmm13
 	pclmulqdq	$1, 272(%rdi), %xmm13
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1
 	pclmulqdq	$16, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm12
@@ -16212,49 +16188,49 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm14, %xmm10
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	movdqa	%xmm2, 832(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm11
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	movdqa	%xmm3, 848(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 304(%rdi), %xmm0
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	movdqa	%xmm4, 864(%rdi,%rax,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
 	movdqu	-64(%rcx), %xmm13
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	movdqa	%xmm6, 896(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	movdqa	%xmm7, 912(%rdi,%rax,1)
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
 	pclmulqdq	$17, 320(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm0
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	movdqa	%xmm9, 944(%rdi,%rax,1)
 	pclmulqdq	$1, 320(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm12
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -16386,7 +16362,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -16696,10 +16672,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_top128
 .Laesgen_aesni_gcm_r2_encrypt_drain128:
 	movdqu	-128(%rcx), %xmm2
@@ -17060,9 +17036,9 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -17108,10 +17084,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r2_encrypt_no1_3:
 .Laesgen_aesni_gcm_r2_encrypt_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_saved
 .Laesgen_aesni_gcm_r2_encrypt_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_small192
 .Laesgen_aesni_gcm_r2_encrypt_first192:
@@ -17122,28 +17098,28 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_first_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_first_192
 	shlq	$4, %r8
-	movdqa	960(%rdi,%r8,1), %xmm2
-	pxor	656(%rdi), %xmm2
-	movdqa	976(%rdi,%r8,1), %xmm3
-	pxor	656(%rdi), %xmm3
-	movdqa	992(%rdi,%r8,1), %xmm4
-	pxor	656(%rdi), %xmm4
-	movdqa	1008(%rdi,%r8,1), %xmm5
-	pxor	656(%rdi), %xmm5
-	movdqa	1024(%rdi,%r8,1), %xmm6
-	pxor	656(%rdi), %xmm6
-	movdqa	1040(%rdi,%r8,1), %xmm7
-	pxor	656(%rdi), %xmm7
-	movdqa	1056(%rdi,%r8,1), %xmm8
-	pxor	656(%rdi), %xmm8
-	movdqa	1072(%rdi,%r8,1), %xmm9
-	pxor	656(%rdi), %xmm9
+	movdqa	832(%rdi,%r8,1), %xmm2
+	pxor	528(%rdi), %xmm2
+	movdqa	848(%rdi,%r8,1), %xmm3
+	pxor	528(%rdi), %xmm3
+	movdqa	864(%rdi,%r8,1), %xmm4
+	pxor	528(%rdi), %xmm4
+	movdqa	880(%rdi,%r8,1), %xmm5
+	pxor	528(%rdi), %xmm5
+	movdqa	896(%rdi,%r8,1), %xmm6
+	pxor	528(%rdi), %xmm6
+	movdqa	912(%rdi,%r8,1), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	928(%rdi,%r8,1), %xmm8
+	pxor	528(%rdi), %xmm8
+	movdqa	944(%rdi,%r8,1), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
@@ -17317,30 +17293,30 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm6
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	48(%rdi), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
@@ -17432,7 +17408,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -17641,10 +17617,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_first192
 .Laesgen_aesni_gcm_r2_encrypt_first_done192:
 .Laesgen_aesni_gcm_r2_encrypt_top192:
@@ -17655,47 +17631,47 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_steady_192
 	movdqu	-128(%rcx), %xmm6
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm6
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm6, %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm6, %xmm11
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm6, %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	movdqa	%xmm6, %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqu	-112(%rcx), %xmm13
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm13
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	paddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm14
@@ -18006,47 +17982,47 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm0, %xmm8
 	pclmulqdq	$16, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	movdqa	%xmm2, 832(%rdi,%rax,1)
 	movdqu	-80(%rcx), %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pxor	%xmm13, %xmm10
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	movdqa	%xmm4, 864(%rdi,%rax,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$16, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm12
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	movdqa	%xmm8, 928(%rdi,%rax,1)
 	movdqu	-64(%rcx), %xmm13
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm13
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	movdqa	%xmm9, 944(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$0, 320(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -18203,7 +18179,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -18531,10 +18507,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_top192
 .Laesgen_aesni_gcm_r2_encrypt_drain192:
 	movdqu	-128(%rcx), %xmm2
@@ -18913,9 +18889,9 @@ aesgen_aesni_gcm_r2_encrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -18961,10 +18937,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r2_encrypt_no1_4:
 .Laesgen_aesni_gcm_r2_encrypt_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_saved
 .Laesgen_aesni_gcm_r2_encrypt_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -19035,16 +19011,16 @@ aesgen_aesni_gcm_r2_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r2_decrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_decrypt_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -19071,14 +19047,14 @@ aesgen_aesni_gcm_r2_decrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_decrypt_bulk
 	movq	$16, %r8
@@ -19087,8 +19063,8 @@ aesgen_aesni_gcm_r2_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_decrypt_no8
 	movq	(%r9), %rbp
@@ -19139,7 +19115,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_saved
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -19166,7 +19142,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -19174,7 +19150,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r2_decrypt_data192
 .Laesgen_aesni_gcm_r2_decrypt_data256:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_small256
 .Laesgen_aesni_gcm_r2_decrypt_top256:
@@ -19185,44 +19161,44 @@ aesgen_aesni_gcm_r2_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_fill_steady_256
 	shlq	$4, %r8
 	movdqu	(%rsi), %xmm7
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm7
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm0, %xmm7
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm7, %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	movdqa	%xmm7, %xmm11
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	movdqa	%xmm7, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	movdqa	%xmm7, %xmm0
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	movdqu	16(%rsi), %xmm13
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm10
 	paddd	.Laesgen_aesni_gcm_r2_decrypt_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm14
@@ -19552,44 +19528,44 @@ aesgen_aesni_gcm_r2_decrypt:
 	movdqa	%xmm13, %xmm14
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$1, 288(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	movdqa	%xmm2, 832(%rdi,%rax,1)
 	pxor	%xmm14, %xmm12
-	pxor	656(%rdi), %xmm2
-	pxor	656(%rdi), %xmm3
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm2
+	pxor	528(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
 	pclmulqdq	$16, 288(%rdi), %xmm13
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm4
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm4
+	movdqa	%xmm4, 864(%rdi,%rax,1)
 	movdqu	48(%rsi), %xmm0
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm5
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm5
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
 	pxor	%xmm13, %xmm10
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm9
+	movdqa	%xmm9, 944(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm0, %xmm13
 	movdqa	48(%rdi), %xmm0
 	pclmulqdq	$16, 304(%rdi), %xmm13
@@ -19770,7 +19746,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -20116,10 +20092,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_top256
 .Laesgen_aesni_gcm_r2_decrypt_drain256:
 .Laesgen_aesni_gcm_r2_decrypt_small256:
@@ -20399,9 +20375,9 @@ aesgen_aesni_gcm_r2_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	224(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -20447,10 +20423,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r2_decrypt_no1_2:
 .Laesgen_aesni_gcm_r2_decrypt_end256:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_saved
 .Laesgen_aesni_gcm_r2_decrypt_data128:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_small128
 .Laesgen_aesni_gcm_r2_decrypt_top128:
@@ -20461,51 +20437,51 @@ aesgen_aesni_gcm_r2_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_fill_steady_128
 	movdqu	(%rsi), %xmm5
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm5
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm5
 	movdqa	%xmm5, %xmm10
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	movdqa	%xmm5, %xmm11
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm5, %xmm12
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	movdqa	%xmm5, %xmm0
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqu	16(%rsi), %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm0
 	movdqa	%xmm0, %xmm8
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pclmulqdq	$0, 272(%rdi), %xmm8
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pxor	%xmm8, %xmm10
 	movdqa	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$17, 272(%rdi), %xmm9
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	pxor	%xmm9, %xmm11
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm0, %xmm13
 	pclmulqdq	$1, 272(%rdi), %xmm13
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	paddd	.Laesgen_aesni_gcm_r2_decrypt_batch1(%rip), %xmm1
 	pclmulqdq	$16, 272(%rdi), %xmm0
 	pxor	%xmm0, %xmm12
@@ -20799,49 +20775,49 @@ aesgen_aesni_gcm_r2_decrypt:
 	aesenc	%xmm0, %xmm8
 	aesenc	%xmm0, %xmm9
 	pclmulqdq	$0, 304(%rdi), %xmm14
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm14, %xmm10
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	movdqa	%xmm2, 832(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pclmulqdq	$17, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	pxor	%xmm0, %xmm11
-	movdqa	%xmm3, 976(%rdi,%rax,1)
+	movdqa	%xmm3, 848(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm3
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm3
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 304(%rdi), %xmm0
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	movdqa	%xmm4, 864(%rdi,%rax,1)
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm5
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm5
+	pxor	528(%rdi), %xmm6
 	movdqu	64(%rsi), %xmm13
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	movdqa	%xmm6, 896(%rdi,%rax,1)
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
+	movdqa	%xmm7, 912(%rdi,%rax,1)
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm8
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm8
+	movdqa	%xmm8, 928(%rdi,%rax,1)
 	pclmulqdq	$17, 320(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm11
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	movdqa	%xmm13, %xmm0
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	movdqa	%xmm9, 944(%rdi,%rax,1)
 	pclmulqdq	$1, 320(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm12
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -20973,7 +20949,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -21283,10 +21259,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_top128
 .Laesgen_aesni_gcm_r2_decrypt_drain128:
 .Laesgen_aesni_gcm_r2_decrypt_small128:
@@ -21530,9 +21506,9 @@ aesgen_aesni_gcm_r2_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	160(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -21578,10 +21554,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r2_decrypt_no1_3:
 .Laesgen_aesni_gcm_r2_decrypt_end128:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_saved
 .Laesgen_aesni_gcm_r2_decrypt_data192:
-	movdqa	528(%rdi), %xmm1
+	movdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_small192
 .Laesgen_aesni_gcm_r2_decrypt_top192:
@@ -21592,47 +21568,47 @@ aesgen_aesni_gcm_r2_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_fill_steady_192
 	movdqu	(%rsi), %xmm6
 	shlq	$4, %r8
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm6
-	movdqa	960(%rdi,%r8,1), %xmm2
+	movdqa	832(%rdi,%r8,1), %xmm2
 	pxor	%xmm0, %xmm6
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	movdqa	%xmm6, %xmm10
-	movdqa	976(%rdi,%r8,1), %xmm3
+	movdqa	848(%rdi,%r8,1), %xmm3
 	pclmulqdq	$0, 256(%rdi), %xmm10
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm6, %xmm11
-	movdqa	992(%rdi,%r8,1), %xmm4
+	movdqa	864(%rdi,%r8,1), %xmm4
 	pclmulqdq	$17, 256(%rdi), %xmm11
 	movdqa	%xmm6, %xmm12
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	1008(%rdi,%r8,1), %xmm5
+	movdqa	880(%rdi,%r8,1), %xmm5
 	movdqa	%xmm6, %xmm0
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$16, 256(%rdi), %xmm0
-	movdqa	1024(%rdi,%r8,1), %xmm6
+	movdqa	896(%rdi,%r8,1), %xmm6
 	pxor	%xmm0, %xmm12
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	movdqu	16(%rsi), %xmm13
-	movdqa	1040(%rdi,%r8,1), %xmm7
+	movdqa	912(%rdi,%r8,1), %xmm7
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm13
 	movdqa	%xmm13, %xmm0
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	1056(%rdi,%r8,1), %xmm8
+	movdqa	928(%rdi,%r8,1), %xmm8
 	pxor	%xmm0, %xmm10
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	movdqa	%xmm13, %xmm0
-	movdqa	1072(%rdi,%r8,1), %xmm9
+	movdqa	944(%rdi,%r8,1), %xmm9
 	pclmulqdq	$17, 272(%rdi), %xmm0
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pxor	%xmm0, %xmm11
 	paddd	.Laesgen_aesni_gcm_r2_decrypt_batch1(%rip), %xmm1
 	movdqa	%xmm13, %xmm14
@@ -21943,47 +21919,47 @@ aesgen_aesni_gcm_r2_decrypt:
 	aesenc	%xmm0, %xmm8
 	pclmulqdq	$16, 288(%rdi), %xmm13
 	aesenc	%xmm0, %xmm9
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pxor	%xmm13, %xmm12
-	movdqa	%xmm2, 960(%rdi,%rax,1)
+	movdqa	%xmm2, 832(%rdi,%rax,1)
 	movdqu	48(%rsi), %xmm0
-	pxor	656(%rdi), %xmm2
+	pxor	528(%rdi), %xmm2
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm0
-	pxor	656(%rdi), %xmm3
+	pxor	528(%rdi), %xmm3
 	movdqa	%xmm0, %xmm13
-	movdqa	%xmm3, 976(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm3
+	movdqa	%xmm3, 848(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm3
 	pclmulqdq	$0, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm4
+	pxor	528(%rdi), %xmm4
 	pxor	%xmm13, %xmm10
-	movdqa	%xmm4, 992(%rdi,%rax,1)
+	movdqa	%xmm4, 864(%rdi,%rax,1)
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm4
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm4
+	pxor	528(%rdi), %xmm5
 	pclmulqdq	$17, 304(%rdi), %xmm13
-	movdqa	%xmm5, 1008(%rdi,%rax,1)
+	movdqa	%xmm5, 880(%rdi,%rax,1)
 	pxor	%xmm13, %xmm11
-	pxor	656(%rdi), %xmm5
+	pxor	528(%rdi), %xmm5
 	movdqa	%xmm0, %xmm13
-	pxor	656(%rdi), %xmm6
-	movdqa	%xmm6, 1024(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm6
+	movdqa	%xmm6, 896(%rdi,%rax,1)
 	pclmulqdq	$1, 304(%rdi), %xmm13
-	pxor	656(%rdi), %xmm6
+	pxor	528(%rdi), %xmm6
 	pxor	%xmm13, %xmm12
-	pxor	656(%rdi), %xmm7
-	movdqa	%xmm7, 1040(%rdi,%rax,1)
-	pxor	656(%rdi), %xmm7
+	pxor	528(%rdi), %xmm7
+	movdqa	%xmm7, 912(%rdi,%rax,1)
+	pxor	528(%rdi), %xmm7
 	pclmulqdq	$16, 304(%rdi), %xmm0
-	pxor	656(%rdi), %xmm8
+	pxor	528(%rdi), %xmm8
 	pxor	%xmm0, %xmm12
-	movdqa	%xmm8, 1056(%rdi,%rax,1)
+	movdqa	%xmm8, 928(%rdi,%rax,1)
 	movdqu	64(%rsi), %xmm13
-	pxor	656(%rdi), %xmm8
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm8
+	pxor	528(%rdi), %xmm9
 	pshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm13
-	movdqa	%xmm9, 1072(%rdi,%rax,1)
+	movdqa	%xmm9, 944(%rdi,%rax,1)
 	movdqa	%xmm13, %xmm14
-	pxor	656(%rdi), %xmm9
+	pxor	528(%rdi), %xmm9
 	pclmulqdq	$0, 320(%rdi), %xmm14
 	movdqa	48(%rdi), %xmm0
 	aesenc	%xmm0, %xmm2
@@ -22140,7 +22116,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
 	movdqu	%xmm2, (%rcx)
@@ -22468,10 +22444,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	32(%rdi), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm2, 528(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_top192
 .Laesgen_aesni_gcm_r2_decrypt_drain192:
 .Laesgen_aesni_gcm_r2_decrypt_small192:
@@ -22733,9 +22709,9 @@ aesgen_aesni_gcm_r2_decrypt:
 	aesenc	%xmm3, %xmm2
 	movdqa	192(%rdi), %xmm3
 	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -22781,10 +22757,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r2_decrypt_no1_4:
 .Laesgen_aesni_gcm_r2_decrypt_end192:
-	movdqa	%xmm1, 528(%rdi)
+	movdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_saved
 .Laesgen_aesni_gcm_r2_decrypt_saved:
-	movdqa	%xmm0, 544(%rdi)
+	movdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -22856,13 +22832,13 @@ aesgen_aesni_gcm_r2_finish_seal:
 	jb	.Laesgen_aesni_gcm_r2_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r2_finish_seal_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_finish_seal_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_finish_seal_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -22889,16 +22865,16 @@ aesgen_aesni_gcm_r2_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_finish_seal_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_finish_seal_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_finish_seal_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_finish_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -22925,9 +22901,9 @@ aesgen_aesni_gcm_r2_finish_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r2_finish_seal_flushed_2:
-	movq	608(%rdi), %rax
+	movq	480(%rdi), %rax
 	shlq	$3, %rax
-	movq	616(%rdi), %rcx
+	movq	488(%rdi), %rcx
 	shlq	$3, %rcx
 	movq	%rcx, %xmm1
 	movq	%rax, %xmm2
@@ -22957,9 +22933,9 @@ aesgen_aesni_gcm_r2_finish_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_finish_seal_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
-	leaq	592(%rdi), %rax
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
+	leaq	464(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r2_finish_seal_no16
 	movq	(%rax), %rcx
@@ -23032,13 +23008,13 @@ aesgen_aesni_gcm_r2_finish_open:
 	jb	.Laesgen_aesni_gcm_r2_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r2_finish_open_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_finish_open_in_data
-	movdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rcx
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r2_finish_open_flushed
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -23065,16 +23041,16 @@ aesgen_aesni_gcm_r2_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 560(%rdi)
+	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_finish_open_flushed:
-	movdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_finish_open_in_data:
-	movdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r2_finish_open_flushed_2
-	movdqa	560(%rdi), %xmm1
+	movdqa	432(%rdi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_finish_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
@@ -23101,9 +23077,9 @@ aesgen_aesni_gcm_r2_finish_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 .Laesgen_aesni_gcm_r2_finish_open_flushed_2:
-	movq	608(%rdi), %rcx
+	movq	480(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	movq	%r8, %xmm1
 	movq	%rcx, %xmm2
@@ -23133,10 +23109,10 @@ aesgen_aesni_gcm_r2_finish_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_finish_open_bswap128(%rip), %xmm1
-	pxor	512(%rdi), %xmm1
-	movdqa	%xmm1, 592(%rdi)
+	pxor	384(%rdi), %xmm1
+	movdqa	%xmm1, 464(%rdi)
 	xorq	%rcx, %rcx
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r2_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -23205,7 +23181,7 @@ aesgen_aesni_gcm_r2_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5056 bytes of the context.
+# wipe(ctx): zero all 4928 bytes of the context.
 # Requires: SSE2
 	.text
 	.globl	aesgen_aesni_gcm_r2_wipe
@@ -23214,7 +23190,7 @@ aesgen_aesni_gcm_r2_finish_open:
 aesgen_aesni_gcm_r2_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
-	movq	$79, %rax
+	movq	$77, %rax
 .Laesgen_aesni_gcm_r2_wipe_zero:
 	movdqa	%xmm0, (%rdi)
 	movdqa	%xmm0, 16(%rdi)

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX
- *   Context: 640 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 512 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_none_init   requires AESNI, PCLMULQDQ, AVX
@@ -42,7 +42,7 @@ aesgen_aesni_gcm_none_init:
 .Laesgen_aesni_gcm_none_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$10, %rcx
+	movq	$8, %rcx
 .Laesgen_aesni_gcm_none_init_zero:
 	vmovdqa	%xmm0, (%rax)
 	vmovdqa	%xmm0, 16(%rax)
@@ -767,9 +767,6 @@ aesgen_aesni_gcm_none_init:
 	vpand	.Laesgen_aesni_gcm_none_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 368(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 496(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -787,9 +784,6 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	%xmm1, 352(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 480(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -807,9 +801,6 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 336(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 464(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -827,9 +818,6 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 320(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -847,9 +835,6 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 304(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -867,9 +852,6 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 288(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 416(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -887,9 +869,6 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 272(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -907,9 +886,6 @@ aesgen_aesni_gcm_none_init:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 256(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -956,33 +932,33 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	vmovdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	vmovdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r10
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r10
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	560(%rdi,%r10,1), %rbp
+	leaq	432(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no8
@@ -1017,7 +993,7 @@ aesgen_aesni_gcm_none_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1037,7 +1013,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_whole:
 .Laesgen_aesni_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1163,7 +1139,7 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_absorbed
-	leaq	560(%rdi), %r10
+	leaq	432(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
@@ -1193,12 +1169,12 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_seal_no1_2:
 .Laesgen_aesni_gcm_none_seal_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1218,7 +1194,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1240,12 +1216,12 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	vmovdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_seal_aes128
@@ -1336,17 +1312,17 @@ aesgen_aesni_gcm_none_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes_done:
-	vmovdqa	%xmm0, 512(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%r8, 608(%rdi)
+	vmovdqa	%xmm0, 384(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%r8, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	560(%rdi,%rax,1), %r10
+	leaq	432(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_3
@@ -1381,7 +1357,7 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1401,7 +1377,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_whole_2:
 .Laesgen_aesni_gcm_none_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1527,7 +1503,7 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1557,16 +1533,16 @@ aesgen_aesni_gcm_none_seal:
 	movb	%dl, (%rax)
 .Laesgen_aesni_gcm_none_seal_no1_4:
 .Laesgen_aesni_gcm_none_seal_absorbed_2:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1586,14 +1562,14 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_2:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_seal_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
-	addq	%rax, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
+	addq	%rax, 488(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_bulk
 	movq	$16, %rsi
@@ -1602,8 +1578,8 @@ aesgen_aesni_gcm_none_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rdx,1), %r11
-	leaq	560(%rdi,%rdx,1), %rbx
+	leaq	448(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_seal_no8_5
 	movq	(%r8), %rbp
@@ -1654,7 +1630,7 @@ aesgen_aesni_gcm_none_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1674,7 +1650,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1682,7 +1658,7 @@ aesgen_aesni_gcm_none_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_none_seal_data192
 .Laesgen_aesni_gcm_none_seal_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small256
 .Laesgen_aesni_gcm_none_seal_first256:
@@ -2457,9 +2433,9 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_6
 	movq	(%r9), %r8
@@ -2505,10 +2481,10 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_6:
 .Laesgen_aesni_gcm_none_seal_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small128
 .Laesgen_aesni_gcm_none_seal_first128:
@@ -3175,9 +3151,9 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_7
 	movq	(%r9), %r8
@@ -3223,10 +3199,10 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_7:
 .Laesgen_aesni_gcm_none_seal_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_small192
 .Laesgen_aesni_gcm_none_seal_first192:
@@ -3947,9 +3923,9 @@ aesgen_aesni_gcm_none_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_8
 	movq	(%r9), %r8
@@ -3995,19 +3971,19 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_none_seal_no1_8:
 .Laesgen_aesni_gcm_none_seal_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_seal_saved
 .Laesgen_aesni_gcm_none_seal_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data_2
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_3
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -4027,16 +4003,16 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_3:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_seal_in_data_2:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_4
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -4056,9 +4032,9 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_seal_flushed_4:
-	movq	608(%rdi), %rdx
+	movq	480(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	616(%rdi), %rsi
+	movq	488(%rdi), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
@@ -4081,9 +4057,9 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
-	leaq	592(%rdi), %rdx
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
+	leaq	464(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -4180,33 +4156,33 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 592(%rdi)
+	movq	%rdx, 464(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	vmovdqa	592(%rdi), %xmm0
+	movl	%edx, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	vmovdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r11
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r11
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_aesni_gcm_none_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	560(%rdi,%r11,1), %r12
+	leaq	432(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_aesni_gcm_none_open_no8
@@ -4241,7 +4217,7 @@ aesgen_aesni_gcm_none_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_aesni_gcm_none_open_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -4261,7 +4237,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_whole:
 .Laesgen_aesni_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -4387,7 +4363,7 @@ aesgen_aesni_gcm_none_open:
 .Laesgen_aesni_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_open_absorbed
-	leaq	560(%rdi), %r11
+	leaq	432(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no8_2
 	movq	(%rsi), %rbx
@@ -4417,12 +4393,12 @@ aesgen_aesni_gcm_none_open:
 	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_none_open_no1_2:
 .Laesgen_aesni_gcm_none_open_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -4442,7 +4418,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed:
 	vmovq	%r10, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4464,12 +4440,12 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	vmovdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_open_aes128
@@ -4560,17 +4536,17 @@ aesgen_aesni_gcm_none_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes_done:
-	vmovdqa	%xmm0, 512(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
-	addq	%r8, 608(%rdi)
+	vmovdqa	%xmm0, 384(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
+	addq	%r8, 480(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	560(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no8_3
@@ -4605,7 +4581,7 @@ aesgen_aesni_gcm_none_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_absorbed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -4625,7 +4601,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_whole_2:
 .Laesgen_aesni_gcm_none_open_hash8_2:
 	cmpq	$128, %r8
@@ -4751,7 +4727,7 @@ aesgen_aesni_gcm_none_open:
 .Laesgen_aesni_gcm_none_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_none_open_absorbed_2
-	leaq	560(%rdi), %rdx
+	leaq	432(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_open_no8_4
 	movq	(%rcx), %rsi
@@ -4781,16 +4757,16 @@ aesgen_aesni_gcm_none_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_4:
 .Laesgen_aesni_gcm_none_open_absorbed_2:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_open_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -4810,14 +4786,14 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed_2:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_open_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
-	addq	%rcx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
+	addq	%rcx, 488(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_bulk
 	movq	$16, %r8
@@ -4826,8 +4802,8 @@ aesgen_aesni_gcm_none_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	576(%rdi,%rsi,1), %rbx
-	leaq	560(%rdi,%rsi,1), %rbp
+	leaq	448(%rdi,%rsi,1), %rbx
+	leaq	432(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_open_no8_5
 	movq	(%r10), %r12
@@ -4878,7 +4854,7 @@ aesgen_aesni_gcm_none_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_aesni_gcm_none_open_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -4898,7 +4874,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -4906,7 +4882,7 @@ aesgen_aesni_gcm_none_open:
 	cmpl	$192, %esi
 	je	.Laesgen_aesni_gcm_none_open_data192
 .Laesgen_aesni_gcm_none_open_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_none_open_small256
 .Laesgen_aesni_gcm_none_open_top256:
@@ -5417,9 +5393,9 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_6
 	movq	(%r9), %r10
@@ -5465,10 +5441,10 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_6:
 .Laesgen_aesni_gcm_none_open_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_none_open_small128
 .Laesgen_aesni_gcm_none_open_top128:
@@ -5907,9 +5883,9 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_7
 	movq	(%r9), %r10
@@ -5955,10 +5931,10 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_7:
 .Laesgen_aesni_gcm_none_open_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_none_open_small192
 .Laesgen_aesni_gcm_none_open_top192:
@@ -6433,9 +6409,9 @@ aesgen_aesni_gcm_none_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_open_no8_8
 	movq	(%r9), %r10
@@ -6481,19 +6457,19 @@ aesgen_aesni_gcm_none_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_8:
 .Laesgen_aesni_gcm_none_open_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_open_saved
 .Laesgen_aesni_gcm_none_open_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_open_in_data_2
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_3
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6513,16 +6489,16 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_open_flushed_3:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_open_in_data_2:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_none_open_flushed_4
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6542,9 +6518,9 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_open_flushed_4:
-	movq	608(%rdi), %rsi
+	movq	480(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rsi, %xmm2
@@ -6567,10 +6543,10 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
 	xorq	%rsi, %rsi
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -6703,33 +6679,33 @@ aesgen_aesni_gcm_none_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_none_start_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	vmovdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	vmovdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	560(%rdi,%rcx,1), %r10
+	leaq	432(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_start_no8
@@ -6764,7 +6740,7 @@ aesgen_aesni_gcm_none_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_none_start_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6784,7 +6760,7 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_start_whole:
 .Laesgen_aesni_gcm_none_start_hash8:
 	cmpq	$128, %rdx
@@ -6910,7 +6886,7 @@ aesgen_aesni_gcm_none_start:
 .Laesgen_aesni_gcm_none_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_start_absorbed
-	leaq	560(%rdi), %rcx
+	leaq	432(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_start_no8_2
 	movq	(%rsi), %r8
@@ -6940,12 +6916,12 @@ aesgen_aesni_gcm_none_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_none_start_no1_2:
 .Laesgen_aesni_gcm_none_start_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_start_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6965,7 +6941,7 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -6987,12 +6963,12 @@ aesgen_aesni_gcm_none_start:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	vmovdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_none_start_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_start_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_start_aes128
@@ -7083,7 +7059,7 @@ aesgen_aesni_gcm_none_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_aes_done
 .Laesgen_aesni_gcm_none_start_aes_done:
-	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -7113,22 +7089,22 @@ aesgen_aesni_gcm_none_start:
 	.p2align	5
 aesgen_aesni_gcm_none_aad:
 	endbr64
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	608(%rdi), %rax
+	subq	480(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_aad_refuse
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%rdx, 608(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%rdx, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	560(%rdi,%rax,1), %r9
+	leaq	432(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_none_aad_no8
@@ -7163,7 +7139,7 @@ aesgen_aesni_gcm_none_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_aad_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -7183,7 +7159,7 @@ aesgen_aesni_gcm_none_aad:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_aad_whole:
 .Laesgen_aesni_gcm_none_aad_hash8:
 	cmpq	$128, %rdx
@@ -7309,7 +7285,7 @@ aesgen_aesni_gcm_none_aad:
 .Laesgen_aesni_gcm_none_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_absorbed
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_aad_no8_2
 	movq	(%rsi), %rcx
@@ -7339,7 +7315,7 @@ aesgen_aesni_gcm_none_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_none_aad_no1_2:
 .Laesgen_aesni_gcm_none_aad_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -7369,16 +7345,16 @@ aesgen_aesni_gcm_none_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_encrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_encrypt_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -7398,14 +7374,14 @@ aesgen_aesni_gcm_none_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_encrypt_bulk
 	movq	$16, %r8
@@ -7414,8 +7390,8 @@ aesgen_aesni_gcm_none_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_encrypt_no8
 	movq	(%r9), %rbp
@@ -7466,7 +7442,7 @@ aesgen_aesni_gcm_none_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_encrypt_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -7486,7 +7462,7 @@ aesgen_aesni_gcm_none_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -7494,7 +7470,7 @@ aesgen_aesni_gcm_none_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_encrypt_data192
 .Laesgen_aesni_gcm_none_encrypt_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small256
 .Laesgen_aesni_gcm_none_encrypt_first256:
@@ -8269,9 +8245,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -8317,10 +8293,10 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_2:
 .Laesgen_aesni_gcm_none_encrypt_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small128
 .Laesgen_aesni_gcm_none_encrypt_first128:
@@ -8987,9 +8963,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -9035,10 +9011,10 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_3:
 .Laesgen_aesni_gcm_none_encrypt_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_encrypt_small192
 .Laesgen_aesni_gcm_none_encrypt_first192:
@@ -9759,9 +9735,9 @@ aesgen_aesni_gcm_none_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -9807,10 +9783,10 @@ aesgen_aesni_gcm_none_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_none_encrypt_no1_4:
 .Laesgen_aesni_gcm_none_encrypt_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
 .Laesgen_aesni_gcm_none_encrypt_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -9847,16 +9823,16 @@ aesgen_aesni_gcm_none_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_decrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_decrypt_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -9876,14 +9852,14 @@ aesgen_aesni_gcm_none_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_decrypt_bulk
 	movq	$16, %r8
@@ -9892,8 +9868,8 @@ aesgen_aesni_gcm_none_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_none_decrypt_no8
 	movq	(%r9), %rbp
@@ -9944,7 +9920,7 @@ aesgen_aesni_gcm_none_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_none_decrypt_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -9964,7 +9940,7 @@ aesgen_aesni_gcm_none_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -9972,7 +9948,7 @@ aesgen_aesni_gcm_none_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_none_decrypt_data192
 .Laesgen_aesni_gcm_none_decrypt_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_small256
 .Laesgen_aesni_gcm_none_decrypt_top256:
@@ -10483,9 +10459,9 @@ aesgen_aesni_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -10531,10 +10507,10 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_2:
 .Laesgen_aesni_gcm_none_decrypt_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_small128
 .Laesgen_aesni_gcm_none_decrypt_top128:
@@ -10973,9 +10949,9 @@ aesgen_aesni_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -11021,10 +10997,10 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_3:
 .Laesgen_aesni_gcm_none_decrypt_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_none_decrypt_small192
 .Laesgen_aesni_gcm_none_decrypt_top192:
@@ -11499,9 +11475,9 @@ aesgen_aesni_gcm_none_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -11547,10 +11523,10 @@ aesgen_aesni_gcm_none_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_none_decrypt_no1_4:
 .Laesgen_aesni_gcm_none_decrypt_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
 .Laesgen_aesni_gcm_none_decrypt_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -11588,13 +11564,13 @@ aesgen_aesni_gcm_none_finish_seal:
 	jb	.Laesgen_aesni_gcm_none_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_seal_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_seal_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11614,16 +11590,16 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_finish_seal_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_none_finish_seal_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11643,9 +11619,9 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_finish_seal_flushed_2:
-	movq	608(%rdi), %rax
+	movq	480(%rdi), %rax
 	shlq	$3, %rax
-	movq	616(%rdi), %rcx
+	movq	488(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
@@ -11668,9 +11644,9 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
-	leaq	592(%rdi), %rax
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
+	leaq	464(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_seal_no16
 	movq	(%rax), %rcx
@@ -11737,13 +11713,13 @@ aesgen_aesni_gcm_none_finish_open:
 	jb	.Laesgen_aesni_gcm_none_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_none_finish_open_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_none_finish_open_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rcx
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11763,16 +11739,16 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_none_finish_open_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_none_finish_open_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11792,9 +11768,9 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_none_finish_open_flushed_2:
-	movq	608(%rdi), %rcx
+	movq	480(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
@@ -11817,10 +11793,10 @@ aesgen_aesni_gcm_none_finish_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
 	xorq	%rcx, %rcx
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -11883,7 +11859,7 @@ aesgen_aesni_gcm_none_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 640 bytes of the context.
+# wipe(ctx): zero all 512 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_aesni_gcm_none_wipe
@@ -11892,7 +11868,7 @@ aesgen_aesni_gcm_none_finish_open:
 aesgen_aesni_gcm_none_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$10, %rax
+	movq	$8, %rax
 .Laesgen_aesni_gcm_none_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)

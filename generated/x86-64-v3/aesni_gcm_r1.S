@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX
- *   Context: 5056 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 4928 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_r1_init   requires AESNI, PCLMULQDQ, AVX
@@ -42,7 +42,7 @@ aesgen_aesni_gcm_r1_init:
 .Laesgen_aesni_gcm_r1_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$79, %rcx
+	movq	$77, %rcx
 .Laesgen_aesni_gcm_r1_init_zero:
 	vmovdqa	%xmm0, (%rax)
 	vmovdqa	%xmm0, 16(%rax)
@@ -767,9 +767,6 @@ aesgen_aesni_gcm_r1_init:
 	vpand	.Laesgen_aesni_gcm_r1_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 368(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 496(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -787,9 +784,6 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	%xmm1, 352(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 480(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -807,9 +801,6 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 336(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 464(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -827,9 +818,6 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 320(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -847,9 +835,6 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 304(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -867,9 +852,6 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 288(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 416(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -887,9 +869,6 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 272(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -907,9 +886,6 @@ aesgen_aesni_gcm_r1_init:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 256(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -956,33 +932,33 @@ aesgen_aesni_gcm_r1_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r1_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	vmovdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	vmovdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_seal_have_j0
 .Laesgen_aesni_gcm_r1_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r10
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r10
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_r1_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	560(%rdi,%r10,1), %rbp
+	leaq	432(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_r1_seal_no8
@@ -1017,7 +993,7 @@ aesgen_aesni_gcm_r1_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_r1_seal_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1037,7 +1013,7 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_whole:
 .Laesgen_aesni_gcm_r1_seal_hash8:
 	cmpq	$128, %rdx
@@ -1163,7 +1139,7 @@ aesgen_aesni_gcm_r1_seal:
 .Laesgen_aesni_gcm_r1_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_absorbed
-	leaq	560(%rdi), %r10
+	leaq	432(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_no8_2
 	movq	(%rsi), %r11
@@ -1193,12 +1169,12 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_r1_seal_no1_2:
 .Laesgen_aesni_gcm_r1_seal_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1218,7 +1194,7 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1240,26 +1216,34 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	vmovdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r1_seal_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	vmovdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
+	vmovdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	vmovdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	597(%rdi), %edx
+	movzbl	469(%rdi), %edx
 	orq	%rdx, %rax
 	shlq	$8, %rax
-	movzbl	592(%rdi), %edx
+	movzbl	464(%rdi), %edx
 	orq	%rdx, %rax
 	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r1_seal_same_table
-	movq	%rax, 640(%rdi)
+	movq	%rax, 512(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 544(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 576(%rdi)
+	vmovdqa	%xmm1, 592(%rdi)
+	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
+	vmovdqa	%xmm1, 640(%rdi)
+	vmovdqa	%xmm1, 656(%rdi)
 	vmovdqa	%xmm1, 672(%rdi)
 	vmovdqa	%xmm1, 688(%rdi)
 	vmovdqa	%xmm1, 704(%rdi)
@@ -1268,14 +1252,6 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm1, 752(%rdi)
 	vmovdqa	%xmm1, 768(%rdi)
 	vmovdqa	%xmm1, 784(%rdi)
-	vmovdqa	%xmm1, 800(%rdi)
-	vmovdqa	%xmm1, 816(%rdi)
-	vmovdqa	%xmm1, 832(%rdi)
-	vmovdqa	%xmm1, 848(%rdi)
-	vmovdqa	%xmm1, 864(%rdi)
-	vmovdqa	%xmm1, 880(%rdi)
-	vmovdqa	%xmm1, 896(%rdi)
-	vmovdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1367,17 +1343,17 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
 .Laesgen_aesni_gcm_r1_seal_aes_done:
-	vmovdqa	%xmm0, 512(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%r8, 608(%rdi)
+	vmovdqa	%xmm0, 384(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%r8, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	560(%rdi,%rax,1), %r10
+	leaq	432(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_no8_3
@@ -1412,7 +1388,7 @@ aesgen_aesni_gcm_r1_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_seal_absorbed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1432,7 +1408,7 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_whole_2:
 .Laesgen_aesni_gcm_r1_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1558,7 +1534,7 @@ aesgen_aesni_gcm_r1_seal:
 .Laesgen_aesni_gcm_r1_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_r1_seal_absorbed_2
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1588,16 +1564,16 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%dl, (%rax)
 .Laesgen_aesni_gcm_r1_seal_no1_4:
 .Laesgen_aesni_gcm_r1_seal_absorbed_2:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_seal_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1617,14 +1593,14 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_flushed_2:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_seal_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
-	addq	%rax, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
+	addq	%rax, 488(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_bulk
 	movq	$16, %rsi
@@ -1633,8 +1609,8 @@ aesgen_aesni_gcm_r1_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rdx,1), %r11
-	leaq	560(%rdi,%rdx,1), %rbx
+	leaq	448(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r1_seal_no8_5
 	movq	(%r8), %rbp
@@ -1685,7 +1661,7 @@ aesgen_aesni_gcm_r1_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1705,7 +1681,7 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1713,7 +1689,7 @@ aesgen_aesni_gcm_r1_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_r1_seal_data192
 .Laesgen_aesni_gcm_r1_seal_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r1_seal_small256
 .Laesgen_aesni_gcm_r1_seal_first256:
@@ -1724,28 +1700,28 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_first_256
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_first_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_first_256
 	shlq	$4, %rsi
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -1921,30 +1897,30 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -2063,7 +2039,7 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -2263,10 +2239,10 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_first256
 .Laesgen_aesni_gcm_r1_seal_first_done256:
 .Laesgen_aesni_gcm_r1_seal_top256:
@@ -2277,39 +2253,39 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_steady_256
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_steady_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_steady_256
 	shlq	$4, %rsi
 	vmovdqu	-128(%rcx), %xmm7
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm7, %xmm7
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vmovdqu	-112(%rcx), %xmm13
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	32(%rdi), %xmm0
@@ -2582,42 +2558,42 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
 	vmovdqu	-96(%rcx), %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$16, 288(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqu	-80(%rcx), %xmm13
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -2796,7 +2772,7 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -3086,10 +3062,10 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_top256
 .Laesgen_aesni_gcm_r1_seal_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -3424,9 +3400,9 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_no8_6
 	movq	(%r9), %r8
@@ -3472,10 +3448,10 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r1_seal_no1_6:
 .Laesgen_aesni_gcm_r1_seal_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_saved
 .Laesgen_aesni_gcm_r1_seal_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r1_seal_small128
 .Laesgen_aesni_gcm_r1_seal_first128:
@@ -3486,28 +3462,28 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_first_128
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_first_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_first_128
 	shlq	$4, %rsi
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -3647,30 +3623,30 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -3753,7 +3729,7 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -3917,10 +3893,10 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_first128
 .Laesgen_aesni_gcm_r1_seal_first_done128:
 .Laesgen_aesni_gcm_r1_seal_top128:
@@ -3931,43 +3907,43 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_steady_128
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_steady_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_steady_128
 	shlq	$4, %rsi
 	vmovdqu	-128(%rcx), %xmm5
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	-112(%rcx), %xmm0
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm13
@@ -4204,45 +4180,45 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	-80(%rcx), %xmm0
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -4378,7 +4354,7 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -4632,10 +4608,10 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_top128
 .Laesgen_aesni_gcm_r1_seal_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -4934,9 +4910,9 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_no8_7
 	movq	(%r9), %r8
@@ -4982,10 +4958,10 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r1_seal_no1_7:
 .Laesgen_aesni_gcm_r1_seal_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_saved
 .Laesgen_aesni_gcm_r1_seal_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r1_seal_small192
 .Laesgen_aesni_gcm_r1_seal_first192:
@@ -4996,28 +4972,28 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_first_192
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_first_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_first_192
 	shlq	$4, %rsi
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -5175,30 +5151,30 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5299,7 +5275,7 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -5481,10 +5457,10 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_first192
 .Laesgen_aesni_gcm_r1_seal_first_done192:
 .Laesgen_aesni_gcm_r1_seal_top192:
@@ -5495,40 +5471,40 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r1_seal_full_steady_192
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_refresh_steady_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r1_seal_fill_steady_192
 	shlq	$4, %rsi
 	vmovdqu	-128(%rcx), %xmm6
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vmovdqu	-112(%rcx), %xmm13
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
@@ -5784,43 +5760,43 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vmovdqu	-80(%rcx), %xmm13
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -5978,7 +5954,7 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -6250,10 +6226,10 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_top192
 .Laesgen_aesni_gcm_r1_seal_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -6570,9 +6546,9 @@ aesgen_aesni_gcm_r1_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r1_seal_no8_8
 	movq	(%r9), %r8
@@ -6618,19 +6594,19 @@ aesgen_aesni_gcm_r1_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r1_seal_no1_8:
 .Laesgen_aesni_gcm_r1_seal_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_seal_saved
 .Laesgen_aesni_gcm_r1_seal_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_seal_in_data_2
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed_3
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6650,16 +6626,16 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_seal_flushed_3:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_seal_in_data_2:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_flushed_4
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6679,9 +6655,9 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r1_seal_flushed_4:
-	movq	608(%rdi), %rdx
+	movq	480(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	616(%rdi), %rsi
+	movq	488(%rdi), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
@@ -6704,9 +6680,9 @@ aesgen_aesni_gcm_r1_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
-	leaq	592(%rdi), %rdx
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
+	leaq	464(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_r1_seal_no16
 	movq	(%rdx), %rsi
@@ -6809,33 +6785,33 @@ aesgen_aesni_gcm_r1_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r1_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 592(%rdi)
+	movq	%rdx, 464(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	vmovdqa	592(%rdi), %xmm0
+	movl	%edx, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	vmovdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_open_have_j0
 .Laesgen_aesni_gcm_r1_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r11
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r11
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_aesni_gcm_r1_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	560(%rdi,%r11,1), %r12
+	leaq	432(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_aesni_gcm_r1_open_no8
@@ -6870,7 +6846,7 @@ aesgen_aesni_gcm_r1_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_aesni_gcm_r1_open_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6890,7 +6866,7 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_whole:
 .Laesgen_aesni_gcm_r1_open_hash8:
 	cmpq	$128, %rdx
@@ -7016,7 +6992,7 @@ aesgen_aesni_gcm_r1_open:
 .Laesgen_aesni_gcm_r1_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_absorbed
-	leaq	560(%rdi), %r11
+	leaq	432(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_no8_2
 	movq	(%rsi), %rbx
@@ -7046,12 +7022,12 @@ aesgen_aesni_gcm_r1_open:
 	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_r1_open_no1_2:
 .Laesgen_aesni_gcm_r1_open_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -7071,7 +7047,7 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_flushed:
 	vmovq	%r10, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -7093,26 +7069,34 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	vmovdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r1_open_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	vmovdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %edx
+	vmovdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	vmovdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %edx
 	shlq	$8, %rdx
-	movzbl	597(%rdi), %esi
+	movzbl	469(%rdi), %esi
 	orq	%rsi, %rdx
 	shlq	$8, %rdx
-	movzbl	592(%rdi), %esi
+	movzbl	464(%rdi), %esi
 	orq	%rsi, %rdx
 	orq	$0x1000000, %rdx
-	cmpq	640(%rdi), %rdx
+	cmpq	512(%rdi), %rdx
 	je	.Laesgen_aesni_gcm_r1_open_same_table
-	movq	%rdx, 640(%rdi)
+	movq	%rdx, 512(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 544(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 576(%rdi)
+	vmovdqa	%xmm1, 592(%rdi)
+	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
+	vmovdqa	%xmm1, 640(%rdi)
+	vmovdqa	%xmm1, 656(%rdi)
 	vmovdqa	%xmm1, 672(%rdi)
 	vmovdqa	%xmm1, 688(%rdi)
 	vmovdqa	%xmm1, 704(%rdi)
@@ -7121,14 +7105,6 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm1, 752(%rdi)
 	vmovdqa	%xmm1, 768(%rdi)
 	vmovdqa	%xmm1, 784(%rdi)
-	vmovdqa	%xmm1, 800(%rdi)
-	vmovdqa	%xmm1, 816(%rdi)
-	vmovdqa	%xmm1, 832(%rdi)
-	vmovdqa	%xmm1, 848(%rdi)
-	vmovdqa	%xmm1, 864(%rdi)
-	vmovdqa	%xmm1, 880(%rdi)
-	vmovdqa	%xmm1, 896(%rdi)
-	vmovdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -7220,17 +7196,17 @@ aesgen_aesni_gcm_r1_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
 .Laesgen_aesni_gcm_r1_open_aes_done:
-	vmovdqa	%xmm0, 512(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
-	addq	%r8, 608(%rdi)
+	vmovdqa	%xmm0, 384(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
+	addq	%r8, 480(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	560(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_no8_3
@@ -7265,7 +7241,7 @@ aesgen_aesni_gcm_r1_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r1_open_absorbed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -7285,7 +7261,7 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_whole_2:
 .Laesgen_aesni_gcm_r1_open_hash8_2:
 	cmpq	$128, %r8
@@ -7411,7 +7387,7 @@ aesgen_aesni_gcm_r1_open:
 .Laesgen_aesni_gcm_r1_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_r1_open_absorbed_2
-	leaq	560(%rdi), %rdx
+	leaq	432(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_open_no8_4
 	movq	(%rcx), %rsi
@@ -7441,16 +7417,16 @@ aesgen_aesni_gcm_r1_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_r1_open_no1_4:
 .Laesgen_aesni_gcm_r1_open_absorbed_2:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_open_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -7470,14 +7446,14 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_flushed_2:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_open_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
-	addq	%rcx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
+	addq	%rcx, 488(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_bulk
 	movq	$16, %r8
@@ -7486,8 +7462,8 @@ aesgen_aesni_gcm_r1_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	576(%rdi,%rsi,1), %rbx
-	leaq	560(%rdi,%rsi,1), %rbp
+	leaq	448(%rdi,%rsi,1), %rbx
+	leaq	432(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_open_no8_5
 	movq	(%r10), %r12
@@ -7538,7 +7514,7 @@ aesgen_aesni_gcm_r1_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_aesni_gcm_r1_open_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -7558,7 +7534,7 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -7566,7 +7542,7 @@ aesgen_aesni_gcm_r1_open:
 	cmpl	$192, %esi
 	je	.Laesgen_aesni_gcm_r1_open_data192
 .Laesgen_aesni_gcm_r1_open_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r1_open_small256
 .Laesgen_aesni_gcm_r1_open_top256:
@@ -7577,39 +7553,39 @@ aesgen_aesni_gcm_r1_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_open_full_steady_256
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r1_open_refresh_steady_256
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_open_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	(%r9), %xmm7
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm7, %xmm7
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vmovdqu	16(%r9), %xmm13
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_open_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	32(%rdi), %xmm0
@@ -7882,42 +7858,42 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rsi,1)
 	vmovdqu	32(%r9), %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	%xmm3, 976(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rsi,1)
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rsi,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm7, 1040(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$16, 288(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rsi,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqu	48(%r9), %xmm13
-	vmovdqa	%xmm9, 1072(%rdi,%rsi,1)
+	vmovdqa	%xmm9, 944(%rdi,%rsi,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -8096,7 +8072,7 @@ aesgen_aesni_gcm_r1_open:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -8386,10 +8362,10 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_top256
 .Laesgen_aesni_gcm_r1_open_drain256:
 .Laesgen_aesni_gcm_r1_open_small256:
@@ -8635,9 +8611,9 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r1_open_no8_6
 	movq	(%r9), %r10
@@ -8683,10 +8659,10 @@ aesgen_aesni_gcm_r1_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r1_open_no1_6:
 .Laesgen_aesni_gcm_r1_open_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_saved
 .Laesgen_aesni_gcm_r1_open_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r1_open_small128
 .Laesgen_aesni_gcm_r1_open_top128:
@@ -8697,43 +8673,43 @@ aesgen_aesni_gcm_r1_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_open_full_steady_128
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r1_open_refresh_steady_128
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_open_fill_steady_128
 	shlq	$4, %r8
 	vmovdqu	(%r9), %xmm5
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	16(%r9), %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_open_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm13
@@ -8970,45 +8946,45 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rsi,1)
+	vmovdqa	%xmm2, 832(%rdi,%rsi,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm3, 976(%rdi,%rsi,1)
+	vmovdqa	%xmm3, 848(%rdi,%rsi,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm4, 992(%rdi,%rsi,1)
+	vmovdqa	%xmm4, 864(%rdi,%rsi,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	48(%r9), %xmm0
-	vmovdqa	%xmm5, 1008(%rdi,%rsi,1)
+	vmovdqa	%xmm5, 880(%rdi,%rsi,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm6, 1024(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm7, 1040(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm8, 1056(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm9, 1072(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -9144,7 +9120,7 @@ aesgen_aesni_gcm_r1_open:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -9398,10 +9374,10 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_top128
 .Laesgen_aesni_gcm_r1_open_drain128:
 .Laesgen_aesni_gcm_r1_open_small128:
@@ -9611,9 +9587,9 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r1_open_no8_7
 	movq	(%r9), %r10
@@ -9659,10 +9635,10 @@ aesgen_aesni_gcm_r1_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r1_open_no1_7:
 .Laesgen_aesni_gcm_r1_open_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_saved
 .Laesgen_aesni_gcm_r1_open_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r1_open_small192
 .Laesgen_aesni_gcm_r1_open_top192:
@@ -9673,40 +9649,40 @@ aesgen_aesni_gcm_r1_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_open_full_steady_192
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r1_open_refresh_steady_192
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_open_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	(%r9), %xmm6
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vmovdqu	16(%r9), %xmm13
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_open_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
@@ -9962,43 +9938,43 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rsi,1)
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rsi,1)
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm4, 992(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm5, 1008(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rsi,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vmovdqu	48(%r9), %xmm13
-	vmovdqa	%xmm7, 1040(%rdi,%rsi,1)
+	vmovdqa	%xmm7, 912(%rdi,%rsi,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm8, 1056(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rsi,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -10156,7 +10132,7 @@ aesgen_aesni_gcm_r1_open:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -10428,10 +10404,10 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_top192
 .Laesgen_aesni_gcm_r1_open_drain192:
 .Laesgen_aesni_gcm_r1_open_small192:
@@ -10659,9 +10635,9 @@ aesgen_aesni_gcm_r1_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r1_open_no8_8
 	movq	(%r9), %r10
@@ -10707,19 +10683,19 @@ aesgen_aesni_gcm_r1_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r1_open_no1_8:
 .Laesgen_aesni_gcm_r1_open_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_open_saved
 .Laesgen_aesni_gcm_r1_open_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_open_in_data_2
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_flushed_3
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -10739,16 +10715,16 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_open_flushed_3:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_open_in_data_2:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r1_open_flushed_4
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -10768,9 +10744,9 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r1_open_flushed_4:
-	movq	608(%rdi), %rsi
+	movq	480(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rsi, %xmm2
@@ -10793,10 +10769,10 @@ aesgen_aesni_gcm_r1_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
 	xorq	%rsi, %rsi
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_open_nocmp16
 	movq	(%rcx), %r8
@@ -10935,33 +10911,33 @@ aesgen_aesni_gcm_r1_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r1_start_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r1_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	vmovdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	vmovdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_start_have_j0
 .Laesgen_aesni_gcm_r1_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	560(%rdi,%rcx,1), %r10
+	leaq	432(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_start_no8
@@ -10996,7 +10972,7 @@ aesgen_aesni_gcm_r1_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_r1_start_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11016,7 +10992,7 @@ aesgen_aesni_gcm_r1_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_start_whole:
 .Laesgen_aesni_gcm_r1_start_hash8:
 	cmpq	$128, %rdx
@@ -11142,7 +11118,7 @@ aesgen_aesni_gcm_r1_start:
 .Laesgen_aesni_gcm_r1_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_start_absorbed
-	leaq	560(%rdi), %rcx
+	leaq	432(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_start_no8_2
 	movq	(%rsi), %r8
@@ -11172,12 +11148,12 @@ aesgen_aesni_gcm_r1_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_r1_start_no1_2:
 .Laesgen_aesni_gcm_r1_start_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_start_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11197,7 +11173,7 @@ aesgen_aesni_gcm_r1_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -11219,26 +11195,34 @@ aesgen_aesni_gcm_r1_start:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	vmovdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r1_start_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_start_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	vmovdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
+	vmovdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	vmovdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	597(%rdi), %ecx
+	movzbl	469(%rdi), %ecx
 	orq	%rcx, %rax
 	shlq	$8, %rax
-	movzbl	592(%rdi), %ecx
+	movzbl	464(%rdi), %ecx
 	orq	%rcx, %rax
 	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r1_start_same_table
-	movq	%rax, 640(%rdi)
+	movq	%rax, 512(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 544(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 576(%rdi)
+	vmovdqa	%xmm1, 592(%rdi)
+	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
+	vmovdqa	%xmm1, 640(%rdi)
+	vmovdqa	%xmm1, 656(%rdi)
 	vmovdqa	%xmm1, 672(%rdi)
 	vmovdqa	%xmm1, 688(%rdi)
 	vmovdqa	%xmm1, 704(%rdi)
@@ -11247,14 +11231,6 @@ aesgen_aesni_gcm_r1_start:
 	vmovdqa	%xmm1, 752(%rdi)
 	vmovdqa	%xmm1, 768(%rdi)
 	vmovdqa	%xmm1, 784(%rdi)
-	vmovdqa	%xmm1, 800(%rdi)
-	vmovdqa	%xmm1, 816(%rdi)
-	vmovdqa	%xmm1, 832(%rdi)
-	vmovdqa	%xmm1, 848(%rdi)
-	vmovdqa	%xmm1, 864(%rdi)
-	vmovdqa	%xmm1, 880(%rdi)
-	vmovdqa	%xmm1, 896(%rdi)
-	vmovdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -11346,7 +11322,7 @@ aesgen_aesni_gcm_r1_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r1_start_aes_done
 .Laesgen_aesni_gcm_r1_start_aes_done:
-	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -11376,22 +11352,22 @@ aesgen_aesni_gcm_r1_start:
 	.p2align	5
 aesgen_aesni_gcm_r1_aad:
 	endbr64
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	608(%rdi), %rax
+	subq	480(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_aad_refuse
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%rdx, 608(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%rdx, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	560(%rdi,%rax,1), %r9
+	leaq	432(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r1_aad_no8
@@ -11426,7 +11402,7 @@ aesgen_aesni_gcm_r1_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_aad_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11446,7 +11422,7 @@ aesgen_aesni_gcm_r1_aad:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_aad_whole:
 .Laesgen_aesni_gcm_r1_aad_hash8:
 	cmpq	$128, %rdx
@@ -11572,7 +11548,7 @@ aesgen_aesni_gcm_r1_aad:
 .Laesgen_aesni_gcm_r1_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r1_aad_absorbed
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_aad_no8_2
 	movq	(%rsi), %rcx
@@ -11602,7 +11578,7 @@ aesgen_aesni_gcm_r1_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_r1_aad_no1_2:
 .Laesgen_aesni_gcm_r1_aad_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -11632,16 +11608,16 @@ aesgen_aesni_gcm_r1_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_encrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_encrypt_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11661,14 +11637,14 @@ aesgen_aesni_gcm_r1_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_encrypt_bulk
 	movq	$16, %r8
@@ -11677,8 +11653,8 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_encrypt_no8
 	movq	(%r9), %rbp
@@ -11729,7 +11705,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11749,7 +11725,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -11757,7 +11733,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r1_encrypt_data192
 .Laesgen_aesni_gcm_r1_encrypt_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_small256
 .Laesgen_aesni_gcm_r1_encrypt_first256:
@@ -11768,28 +11744,28 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_first_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_first_256
 	shlq	$4, %r8
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -11965,30 +11941,30 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -12107,7 +12083,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -12307,10 +12283,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_first256
 .Laesgen_aesni_gcm_r1_encrypt_first_done256:
 .Laesgen_aesni_gcm_r1_encrypt_top256:
@@ -12321,39 +12297,39 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm7
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm7, %xmm7
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vmovdqu	-112(%rcx), %xmm13
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	32(%rdi), %xmm0
@@ -12626,42 +12602,42 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
 	vmovdqu	-96(%rcx), %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$16, 288(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqu	-80(%rcx), %xmm13
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -12840,7 +12816,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -13130,10 +13106,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_top256
 .Laesgen_aesni_gcm_r1_encrypt_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -13468,9 +13444,9 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -13516,10 +13492,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_no1_2:
 .Laesgen_aesni_gcm_r1_encrypt_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_saved
 .Laesgen_aesni_gcm_r1_encrypt_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_small128
 .Laesgen_aesni_gcm_r1_encrypt_first128:
@@ -13530,28 +13506,28 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_first_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_first_128
 	shlq	$4, %r8
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -13691,30 +13667,30 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -13797,7 +13773,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -13961,10 +13937,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_first128
 .Laesgen_aesni_gcm_r1_encrypt_first_done128:
 .Laesgen_aesni_gcm_r1_encrypt_top128:
@@ -13975,43 +13951,43 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_steady_128
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm5
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	-112(%rcx), %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm13
@@ -14248,45 +14224,45 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	-80(%rcx), %xmm0
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -14422,7 +14398,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -14676,10 +14652,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_top128
 .Laesgen_aesni_gcm_r1_encrypt_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -14978,9 +14954,9 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -15026,10 +15002,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_no1_3:
 .Laesgen_aesni_gcm_r1_encrypt_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_saved
 .Laesgen_aesni_gcm_r1_encrypt_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_small192
 .Laesgen_aesni_gcm_r1_encrypt_first192:
@@ -15040,28 +15016,28 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_first_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_first_192
 	shlq	$4, %r8
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -15219,30 +15195,30 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -15343,7 +15319,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -15525,10 +15501,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_first192
 .Laesgen_aesni_gcm_r1_encrypt_first_done192:
 .Laesgen_aesni_gcm_r1_encrypt_top192:
@@ -15539,40 +15515,40 @@ aesgen_aesni_gcm_r1_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm6
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vmovdqu	-112(%rcx), %xmm13
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_encrypt_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
@@ -15828,43 +15804,43 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vmovdqu	-80(%rcx), %xmm13
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -16022,7 +15998,7 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -16294,10 +16270,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_top192
 .Laesgen_aesni_gcm_r1_encrypt_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -16614,9 +16590,9 @@ aesgen_aesni_gcm_r1_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -16662,10 +16638,10 @@ aesgen_aesni_gcm_r1_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r1_encrypt_no1_4:
 .Laesgen_aesni_gcm_r1_encrypt_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_saved
 .Laesgen_aesni_gcm_r1_encrypt_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -16708,16 +16684,16 @@ aesgen_aesni_gcm_r1_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r1_decrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_decrypt_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -16737,14 +16713,14 @@ aesgen_aesni_gcm_r1_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_decrypt_bulk
 	movq	$16, %r8
@@ -16753,8 +16729,8 @@ aesgen_aesni_gcm_r1_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r1_decrypt_no8
 	movq	(%r9), %rbp
@@ -16805,7 +16781,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -16825,7 +16801,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -16833,7 +16809,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r1_decrypt_data192
 .Laesgen_aesni_gcm_r1_decrypt_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_small256
 .Laesgen_aesni_gcm_r1_decrypt_top256:
@@ -16844,39 +16820,39 @@ aesgen_aesni_gcm_r1_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm7
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm7, %xmm7
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vmovdqu	16(%rsi), %xmm13
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm10, %xmm10
 	vmovdqa	32(%rdi), %xmm0
@@ -17149,42 +17125,42 @@ aesgen_aesni_gcm_r1_decrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
 	vmovdqu	32(%rsi), %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 288(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$17, 288(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$16, 288(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqu	48(%rsi), %xmm13
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -17363,7 +17339,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -17653,10 +17629,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_top256
 .Laesgen_aesni_gcm_r1_decrypt_drain256:
 .Laesgen_aesni_gcm_r1_decrypt_small256:
@@ -17902,9 +17878,9 @@ aesgen_aesni_gcm_r1_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -17950,10 +17926,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_no1_2:
 .Laesgen_aesni_gcm_r1_decrypt_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_saved
 .Laesgen_aesni_gcm_r1_decrypt_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_small128
 .Laesgen_aesni_gcm_r1_decrypt_top128:
@@ -17964,43 +17940,43 @@ aesgen_aesni_gcm_r1_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_fill_steady_128
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm5
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	16(%rsi), %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm13
@@ -18237,45 +18213,45 @@ aesgen_aesni_gcm_r1_decrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	48(%rsi), %xmm0
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm12, %xmm12
 	vmovdqa	32(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -18411,7 +18387,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -18665,10 +18641,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_top128
 .Laesgen_aesni_gcm_r1_decrypt_drain128:
 .Laesgen_aesni_gcm_r1_decrypt_small128:
@@ -18878,9 +18854,9 @@ aesgen_aesni_gcm_r1_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -18926,10 +18902,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_no1_3:
 .Laesgen_aesni_gcm_r1_decrypt_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_saved
 .Laesgen_aesni_gcm_r1_decrypt_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_small192
 .Laesgen_aesni_gcm_r1_decrypt_top192:
@@ -18940,40 +18916,40 @@ aesgen_aesni_gcm_r1_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm6
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vmovdqu	16(%rsi), %xmm13
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r1_decrypt_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm11, %xmm11
@@ -19229,43 +19205,43 @@ aesgen_aesni_gcm_r1_decrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
 	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vmovdqu	48(%rsi), %xmm13
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r1_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	32(%rdi), %xmm0
 	vpxor	%xmm14, %xmm11, %xmm11
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -19423,7 +19399,7 @@ aesgen_aesni_gcm_r1_decrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -19695,10 +19671,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	16(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_top192
 .Laesgen_aesni_gcm_r1_decrypt_drain192:
 .Laesgen_aesni_gcm_r1_decrypt_small192:
@@ -19926,9 +19902,9 @@ aesgen_aesni_gcm_r1_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r1_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -19974,10 +19950,10 @@ aesgen_aesni_gcm_r1_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r1_decrypt_no1_4:
 .Laesgen_aesni_gcm_r1_decrypt_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_saved
 .Laesgen_aesni_gcm_r1_decrypt_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -20021,13 +19997,13 @@ aesgen_aesni_gcm_r1_finish_seal:
 	jb	.Laesgen_aesni_gcm_r1_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r1_finish_seal_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_finish_seal_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_finish_seal_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -20047,16 +20023,16 @@ aesgen_aesni_gcm_r1_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_finish_seal_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_finish_seal_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r1_finish_seal_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -20076,9 +20052,9 @@ aesgen_aesni_gcm_r1_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r1_finish_seal_flushed_2:
-	movq	608(%rdi), %rax
+	movq	480(%rdi), %rax
 	shlq	$3, %rax
-	movq	616(%rdi), %rcx
+	movq	488(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
@@ -20101,9 +20077,9 @@ aesgen_aesni_gcm_r1_finish_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
-	leaq	592(%rdi), %rax
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
+	leaq	464(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_finish_seal_no16
 	movq	(%rax), %rcx
@@ -20170,13 +20146,13 @@ aesgen_aesni_gcm_r1_finish_open:
 	jb	.Laesgen_aesni_gcm_r1_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r1_finish_open_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_finish_open_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rcx
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_finish_open_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -20196,16 +20172,16 @@ aesgen_aesni_gcm_r1_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r1_finish_open_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r1_finish_open_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r1_finish_open_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -20225,9 +20201,9 @@ aesgen_aesni_gcm_r1_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r1_finish_open_flushed_2:
-	movq	608(%rdi), %rcx
+	movq	480(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
@@ -20250,10 +20226,10 @@ aesgen_aesni_gcm_r1_finish_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r1_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
 	xorq	%rcx, %rcx
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r1_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -20316,7 +20292,7 @@ aesgen_aesni_gcm_r1_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5056 bytes of the context.
+# wipe(ctx): zero all 4928 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_aesni_gcm_r1_wipe
@@ -20325,7 +20301,7 @@ aesgen_aesni_gcm_r1_finish_open:
 aesgen_aesni_gcm_r1_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$79, %rax
+	movq	$77, %rax
 .Laesgen_aesni_gcm_r1_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)

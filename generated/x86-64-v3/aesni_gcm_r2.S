@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX
- *   Context: 5056 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 4928 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_r2_init   requires AESNI, PCLMULQDQ, AVX
@@ -42,7 +42,7 @@ aesgen_aesni_gcm_r2_init:
 .Laesgen_aesni_gcm_r2_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$79, %rcx
+	movq	$77, %rcx
 .Laesgen_aesni_gcm_r2_init_zero:
 	vmovdqa	%xmm0, (%rax)
 	vmovdqa	%xmm0, 16(%rax)
@@ -767,9 +767,6 @@ aesgen_aesni_gcm_r2_init:
 	vpand	.Laesgen_aesni_gcm_r2_init_ghash_poly(%rip), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 368(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 496(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
@@ -787,9 +784,6 @@ aesgen_aesni_gcm_r2_init:
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	%xmm1, 352(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 480(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -807,9 +801,6 @@ aesgen_aesni_gcm_r2_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 336(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 464(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -827,9 +818,6 @@ aesgen_aesni_gcm_r2_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 320(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -847,9 +835,6 @@ aesgen_aesni_gcm_r2_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 304(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -867,9 +852,6 @@ aesgen_aesni_gcm_r2_init:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 288(%rdi)
-	vpshufd	$78, %xmm1, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, 416(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -887,9 +869,6 @@ aesgen_aesni_gcm_r2_init:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 272(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm2, %xmm1
 	vpclmulqdq	$17, %xmm0, %xmm2, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm2, %xmm4
@@ -907,9 +886,6 @@ aesgen_aesni_gcm_r2_init:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqa	%xmm1, 256(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -956,33 +932,33 @@ aesgen_aesni_gcm_r2_seal:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r2_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	vmovdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	vmovdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_seal_have_j0
 .Laesgen_aesni_gcm_r2_seal_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r10
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r10
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_r2_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	560(%rdi,%r10,1), %rbp
+	leaq	432(%rdi,%r10,1), %rbp
 	movq	%rsi, %rbx
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_r2_seal_no8
@@ -1017,7 +993,7 @@ aesgen_aesni_gcm_r2_seal:
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_r2_seal_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1037,7 +1013,7 @@ aesgen_aesni_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_whole:
 .Laesgen_aesni_gcm_r2_seal_hash8:
 	cmpq	$128, %rdx
@@ -1163,7 +1139,7 @@ aesgen_aesni_gcm_r2_seal:
 .Laesgen_aesni_gcm_r2_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_absorbed
-	leaq	560(%rdi), %r10
+	leaq	432(%rdi), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_no8_2
 	movq	(%rsi), %r11
@@ -1193,12 +1169,12 @@ aesgen_aesni_gcm_r2_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_r2_seal_no1_2:
 .Laesgen_aesni_gcm_r2_seal_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1218,7 +1194,7 @@ aesgen_aesni_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1240,26 +1216,34 @@ aesgen_aesni_gcm_r2_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	vmovdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r2_seal_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	vmovdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
+	vmovdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	vmovdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	597(%rdi), %edx
+	movzbl	469(%rdi), %edx
 	orq	%rdx, %rax
 	shlq	$8, %rax
-	movzbl	592(%rdi), %edx
+	movzbl	464(%rdi), %edx
 	orq	%rdx, %rax
 	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r2_seal_same_table
-	movq	%rax, 640(%rdi)
+	movq	%rax, 512(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 544(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 576(%rdi)
+	vmovdqa	%xmm1, 592(%rdi)
+	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
+	vmovdqa	%xmm1, 640(%rdi)
+	vmovdqa	%xmm1, 656(%rdi)
 	vmovdqa	%xmm1, 672(%rdi)
 	vmovdqa	%xmm1, 688(%rdi)
 	vmovdqa	%xmm1, 704(%rdi)
@@ -1268,14 +1252,6 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm1, 752(%rdi)
 	vmovdqa	%xmm1, 768(%rdi)
 	vmovdqa	%xmm1, 784(%rdi)
-	vmovdqa	%xmm1, 800(%rdi)
-	vmovdqa	%xmm1, 816(%rdi)
-	vmovdqa	%xmm1, 832(%rdi)
-	vmovdqa	%xmm1, 848(%rdi)
-	vmovdqa	%xmm1, 864(%rdi)
-	vmovdqa	%xmm1, 880(%rdi)
-	vmovdqa	%xmm1, 896(%rdi)
-	vmovdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1367,17 +1343,17 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
 .Laesgen_aesni_gcm_r2_seal_aes_done:
-	vmovdqa	%xmm0, 512(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%r8, 608(%rdi)
+	vmovdqa	%xmm0, 384(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%r8, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_seal_whole_2
 	movq	$16, %rdx
 	subq	%rax, %rdx
 	cmpq	%r8, %rdx
 	cmovaq	%r8, %rdx
-	leaq	560(%rdi,%rax,1), %r10
+	leaq	432(%rdi,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_no8_3
@@ -1412,7 +1388,7 @@ aesgen_aesni_gcm_r2_seal:
 	addq	%rdx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r2_seal_absorbed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1432,7 +1408,7 @@ aesgen_aesni_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_whole_2:
 .Laesgen_aesni_gcm_r2_seal_hash8_2:
 	cmpq	$128, %r8
@@ -1558,7 +1534,7 @@ aesgen_aesni_gcm_r2_seal:
 .Laesgen_aesni_gcm_r2_seal_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_r2_seal_absorbed_2
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_seal_no8_4
 	movq	(%rcx), %rdx
@@ -1588,16 +1564,16 @@ aesgen_aesni_gcm_r2_seal:
 	movb	%dl, (%rax)
 .Laesgen_aesni_gcm_r2_seal_no1_4:
 .Laesgen_aesni_gcm_r2_seal_absorbed_2:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	32(%rsp), %rax
 	movq	40(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_seal_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1617,14 +1593,14 @@ aesgen_aesni_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_flushed_2:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_seal_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
-	addq	%rax, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
+	addq	%rax, 488(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_bulk
 	movq	$16, %rsi
@@ -1633,8 +1609,8 @@ aesgen_aesni_gcm_r2_seal:
 	cmovaq	%rax, %rsi
 	movq	%r9, %r8
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rdx,1), %r11
-	leaq	560(%rdi,%rdx,1), %rbx
+	leaq	448(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %rbx
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r2_seal_no8_5
 	movq	(%r8), %rbp
@@ -1685,7 +1661,7 @@ aesgen_aesni_gcm_r2_seal:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -1705,7 +1681,7 @@ aesgen_aesni_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_bulk:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -1713,7 +1689,7 @@ aesgen_aesni_gcm_r2_seal:
 	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_r2_seal_data192
 .Laesgen_aesni_gcm_r2_seal_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r2_seal_small256
 .Laesgen_aesni_gcm_r2_seal_first256:
@@ -1724,28 +1700,28 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_first_256
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_first_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_first_256
 	shlq	$4, %rsi
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -1921,30 +1897,30 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -2054,7 +2030,7 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -2256,10 +2232,10 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_first256
 .Laesgen_aesni_gcm_r2_seal_first_done256:
 .Laesgen_aesni_gcm_r2_seal_top256:
@@ -2270,40 +2246,40 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_steady_256
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_steady_256
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_steady_256
 	shlq	$4, %rsi
 	vmovdqu	-128(%rcx), %xmm6
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
 	vmovdqu	-112(%rcx), %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -2579,42 +2555,42 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vmovdqu	-80(%rcx), %xmm13
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -2780,7 +2756,7 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -3072,10 +3048,10 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_top256
 .Laesgen_aesni_gcm_r2_seal_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -3410,9 +3386,9 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r2_seal_no8_6
 	movq	(%r9), %r8
@@ -3458,10 +3434,10 @@ aesgen_aesni_gcm_r2_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r2_seal_no1_6:
 .Laesgen_aesni_gcm_r2_seal_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_saved
 .Laesgen_aesni_gcm_r2_seal_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r2_seal_small128
 .Laesgen_aesni_gcm_r2_seal_first128:
@@ -3472,28 +3448,28 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_first_128
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_first_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_first_128
 	shlq	$4, %rsi
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -3633,30 +3609,30 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -3730,7 +3706,7 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -3896,10 +3872,10 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_first128
 .Laesgen_aesni_gcm_r2_seal_first_done128:
 .Laesgen_aesni_gcm_r2_seal_top128:
@@ -3910,44 +3886,44 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_steady_128
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_steady_128
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_steady_128
 	shlq	$4, %rsi
 	vmovdqu	-128(%rcx), %xmm5
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	-112(%rcx), %xmm0
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm12, %xmm12
@@ -4189,45 +4165,45 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vmovdqu	-80(%rcx), %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
 	vmovdqu	-64(%rcx), %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
 	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
 	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -4348,7 +4324,7 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -4604,10 +4580,10 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_top128
 .Laesgen_aesni_gcm_r2_seal_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -4906,9 +4882,9 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r2_seal_no8_7
 	movq	(%r9), %r8
@@ -4954,10 +4930,10 @@ aesgen_aesni_gcm_r2_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r2_seal_no1_7:
 .Laesgen_aesni_gcm_r2_seal_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_saved
 .Laesgen_aesni_gcm_r2_seal_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_r2_seal_small192
 .Laesgen_aesni_gcm_r2_seal_first192:
@@ -4968,28 +4944,28 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_first_192
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_first_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_first_192
 	shlq	$4, %rsi
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -5147,30 +5123,30 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -5262,7 +5238,7 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -5446,10 +5422,10 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_first192
 .Laesgen_aesni_gcm_r2_seal_first_done192:
 .Laesgen_aesni_gcm_r2_seal_top192:
@@ -5460,42 +5436,42 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$248, %rsi
 	ja	.Laesgen_aesni_gcm_r2_seal_full_steady_192
 	shrq	$8, %rdx
-	cmpq	632(%rdi), %rdx
+	cmpq	504(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_refresh_steady_192
 	movabsq	$0x101010101010101, %rdx
-	cmpq	%rdx, 672(%rdi,%rsi,1)
+	cmpq	%rdx, 544(%rdi,%rsi,1)
 	jne	.Laesgen_aesni_gcm_r2_seal_fill_steady_192
 	shlq	$4, %rsi
 	vmovdqu	-128(%rcx), %xmm6
-	vmovdqa	960(%rdi,%rsi,1), %xmm2
+	vmovdqa	832(%rdi,%rsi,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	976(%rdi,%rsi,1), %xmm3
+	vmovdqa	848(%rdi,%rsi,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%rsi,1), %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%rsi,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	1008(%rdi,%rsi,1), %xmm5
+	vmovdqa	880(%rdi,%rsi,1), %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	1024(%rdi,%rsi,1), %xmm6
+	vmovdqa	896(%rdi,%rsi,1), %xmm6
 	vmovdqu	-112(%rcx), %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%rsi,1), %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%rsi,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1056(%rdi,%rsi,1), %xmm8
+	vmovdqa	928(%rdi,%rsi,1), %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1072(%rdi,%rsi,1), %xmm9
+	vmovdqa	944(%rdi,%rsi,1), %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -5754,43 +5730,43 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm2, 960(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rdx,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vmovdqu	-80(%rcx), %xmm0
-	vmovdqa	%xmm4, 992(%rdi,%rdx,1)
+	vmovdqa	%xmm4, 864(%rdi,%rdx,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rdx,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vmovdqa	%xmm7, 1040(%rdi,%rdx,1)
+	vmovdqa	%xmm7, 912(%rdi,%rdx,1)
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm8, 1056(%rdi,%rdx,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rdx,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rdx,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqu	-64(%rcx), %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -5934,7 +5910,7 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rdx
-	movq	%rdx, 672(%rdi,%rsi,1)
+	movq	%rdx, 544(%rdi,%rsi,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -6208,10 +6184,10 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rdi)
+	movq	%rdx, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_top192
 .Laesgen_aesni_gcm_r2_seal_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -6528,9 +6504,9 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rdx
-	leaq	560(%rdi), %rsi
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rdx
+	leaq	432(%rdi), %rsi
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_r2_seal_no8_8
 	movq	(%r9), %r8
@@ -6576,19 +6552,19 @@ aesgen_aesni_gcm_r2_seal:
 	movb	%r8b, (%rsi)
 .Laesgen_aesni_gcm_r2_seal_no1_8:
 .Laesgen_aesni_gcm_r2_seal_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_seal_saved
 .Laesgen_aesni_gcm_r2_seal_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	48(%rsp), %rax
 	movq	56(%rsp), %rcx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_seal_in_data_2
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_flushed_3
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6608,16 +6584,16 @@ aesgen_aesni_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_seal_flushed_3:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_seal_in_data_2:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_flushed_4
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6637,9 +6613,9 @@ aesgen_aesni_gcm_r2_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r2_seal_flushed_4:
-	movq	608(%rdi), %rdx
+	movq	480(%rdi), %rdx
 	shlq	$3, %rdx
-	movq	616(%rdi), %rsi
+	movq	488(%rdi), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
@@ -6662,9 +6638,9 @@ aesgen_aesni_gcm_r2_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
-	leaq	592(%rdi), %rdx
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
+	leaq	464(%rdi), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_r2_seal_no16
 	movq	(%rdx), %rsi
@@ -6767,33 +6743,33 @@ aesgen_aesni_gcm_r2_open:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r2_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 592(%rdi)
+	movq	%rdx, 464(%rdi)
 	movl	8(%rsi), %edx
-	movl	%edx, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	vmovdqa	592(%rdi), %xmm0
+	movl	%edx, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	vmovdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_open_have_j0
 .Laesgen_aesni_gcm_r2_open_long_nonce:
 	movq	%rdx, %r10
 	shlq	$3, %r10
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %r11
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %r11
+	addq	%rdx, 488(%rdi)
 	andq	$15, %r11
 	je	.Laesgen_aesni_gcm_r2_open_whole
 	movq	$16, %rbx
 	subq	%r11, %rbx
 	cmpq	%rdx, %rbx
 	cmovaq	%rdx, %rbx
-	leaq	560(%rdi,%r11,1), %r12
+	leaq	432(%rdi,%r11,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %rbx
 	je	.Laesgen_aesni_gcm_r2_open_no8
@@ -6828,7 +6804,7 @@ aesgen_aesni_gcm_r2_open:
 	addq	%rbx, %r11
 	cmpq	$16, %r11
 	jne	.Laesgen_aesni_gcm_r2_open_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -6848,7 +6824,7 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_whole:
 .Laesgen_aesni_gcm_r2_open_hash8:
 	cmpq	$128, %rdx
@@ -6974,7 +6950,7 @@ aesgen_aesni_gcm_r2_open:
 .Laesgen_aesni_gcm_r2_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_open_absorbed
-	leaq	560(%rdi), %r11
+	leaq	432(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_open_no8_2
 	movq	(%rsi), %rbx
@@ -7004,12 +6980,12 @@ aesgen_aesni_gcm_r2_open:
 	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_r2_open_no1_2:
 .Laesgen_aesni_gcm_r2_open_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rdx
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_open_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -7029,7 +7005,7 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_flushed:
 	vmovq	%r10, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -7051,26 +7027,34 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	vmovdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r2_open_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	vmovdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %edx
+	vmovdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	vmovdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %edx
 	shlq	$8, %rdx
-	movzbl	597(%rdi), %esi
+	movzbl	469(%rdi), %esi
 	orq	%rsi, %rdx
 	shlq	$8, %rdx
-	movzbl	592(%rdi), %esi
+	movzbl	464(%rdi), %esi
 	orq	%rsi, %rdx
 	orq	$0x1000000, %rdx
-	cmpq	640(%rdi), %rdx
+	cmpq	512(%rdi), %rdx
 	je	.Laesgen_aesni_gcm_r2_open_same_table
-	movq	%rdx, 640(%rdi)
+	movq	%rdx, 512(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 544(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 576(%rdi)
+	vmovdqa	%xmm1, 592(%rdi)
+	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
+	vmovdqa	%xmm1, 640(%rdi)
+	vmovdqa	%xmm1, 656(%rdi)
 	vmovdqa	%xmm1, 672(%rdi)
 	vmovdqa	%xmm1, 688(%rdi)
 	vmovdqa	%xmm1, 704(%rdi)
@@ -7079,14 +7063,6 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm1, 752(%rdi)
 	vmovdqa	%xmm1, 768(%rdi)
 	vmovdqa	%xmm1, 784(%rdi)
-	vmovdqa	%xmm1, 800(%rdi)
-	vmovdqa	%xmm1, 816(%rdi)
-	vmovdqa	%xmm1, 832(%rdi)
-	vmovdqa	%xmm1, 848(%rdi)
-	vmovdqa	%xmm1, 864(%rdi)
-	vmovdqa	%xmm1, 880(%rdi)
-	vmovdqa	%xmm1, 896(%rdi)
-	vmovdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rdi), %edx
 	cmpl	$128, %edx
@@ -7178,17 +7154,17 @@ aesgen_aesni_gcm_r2_open:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
 .Laesgen_aesni_gcm_r2_open_aes_done:
-	vmovdqa	%xmm0, 512(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rdx
-	addq	%r8, 608(%rdi)
+	vmovdqa	%xmm0, 384(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rdx
+	addq	%r8, 480(%rdi)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_r2_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%r8, %rsi
 	cmovaq	%r8, %rsi
-	leaq	560(%rdi,%rdx,1), %r11
+	leaq	432(%rdi,%rdx,1), %r11
 	movq	%rcx, %r10
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_r2_open_no8_3
@@ -7223,7 +7199,7 @@ aesgen_aesni_gcm_r2_open:
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_r2_open_absorbed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -7243,7 +7219,7 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_whole_2:
 .Laesgen_aesni_gcm_r2_open_hash8_2:
 	cmpq	$128, %r8
@@ -7369,7 +7345,7 @@ aesgen_aesni_gcm_r2_open:
 .Laesgen_aesni_gcm_r2_open_hashed1_2:
 	testq	%r8, %r8
 	je	.Laesgen_aesni_gcm_r2_open_absorbed_2
-	leaq	560(%rdi), %rdx
+	leaq	432(%rdi), %rdx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_open_no8_4
 	movq	(%rcx), %rsi
@@ -7399,16 +7375,16 @@ aesgen_aesni_gcm_r2_open:
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_r2_open_no1_4:
 .Laesgen_aesni_gcm_r2_open_absorbed_2:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_open_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r2_open_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -7428,14 +7404,14 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_flushed_2:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_open_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
-	addq	%rcx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
+	addq	%rcx, 488(%rdi)
 	andq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r2_open_bulk
 	movq	$16, %r8
@@ -7444,8 +7420,8 @@ aesgen_aesni_gcm_r2_open:
 	cmovaq	%rcx, %r8
 	movq	%r9, %r10
 	movq	%rdx, %r11
-	leaq	576(%rdi,%rsi,1), %rbx
-	leaq	560(%rdi,%rsi,1), %rbp
+	leaq	448(%rdi,%rsi,1), %rbx
+	leaq	432(%rdi,%rsi,1), %rbp
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_open_no8_5
 	movq	(%r10), %r12
@@ -7496,7 +7472,7 @@ aesgen_aesni_gcm_r2_open:
 	addq	%r8, %rsi
 	cmpq	$16, %rsi
 	jne	.Laesgen_aesni_gcm_r2_open_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -7516,7 +7492,7 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_bulk:
 	movl	240(%rdi), %esi
 	cmpl	$128, %esi
@@ -7524,7 +7500,7 @@ aesgen_aesni_gcm_r2_open:
 	cmpl	$192, %esi
 	je	.Laesgen_aesni_gcm_r2_open_data192
 .Laesgen_aesni_gcm_r2_open_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r2_open_small256
 .Laesgen_aesni_gcm_r2_open_top256:
@@ -7535,40 +7511,40 @@ aesgen_aesni_gcm_r2_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_open_full_steady_256
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r2_open_refresh_steady_256
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_open_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	(%r9), %xmm6
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vmovdqu	16(%r9), %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_open_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -7844,42 +7820,42 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rsi,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm4, 992(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rsi,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vmovdqu	48(%r9), %xmm13
-	vmovdqa	%xmm6, 1024(%rdi,%rsi,1)
+	vmovdqa	%xmm6, 896(%rdi,%rsi,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm7, 1040(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rsi,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm9, 1072(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -8045,7 +8021,7 @@ aesgen_aesni_gcm_r2_open:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -8337,10 +8313,10 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_top256
 .Laesgen_aesni_gcm_r2_open_drain256:
 .Laesgen_aesni_gcm_r2_open_small256:
@@ -8586,9 +8562,9 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r2_open_no8_6
 	movq	(%r9), %r10
@@ -8634,10 +8610,10 @@ aesgen_aesni_gcm_r2_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r2_open_no1_6:
 .Laesgen_aesni_gcm_r2_open_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_saved
 .Laesgen_aesni_gcm_r2_open_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r2_open_small128
 .Laesgen_aesni_gcm_r2_open_top128:
@@ -8648,44 +8624,44 @@ aesgen_aesni_gcm_r2_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_open_full_steady_128
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r2_open_refresh_steady_128
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_open_fill_steady_128
 	shlq	$4, %r8
 	vmovdqu	(%r9), %xmm5
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	16(%r9), %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r2_open_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm12, %xmm12
@@ -8927,45 +8903,45 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vmovdqu	48(%r9), %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rsi,1)
+	vmovdqa	%xmm2, 832(%rdi,%rsi,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm3, 976(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm4, 992(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm6, 1024(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rsi,1)
 	vmovdqu	64(%r9), %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rsi,1)
 	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rsi,1)
 	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -9086,7 +9062,7 @@ aesgen_aesni_gcm_r2_open:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -9342,10 +9318,10 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_top128
 .Laesgen_aesni_gcm_r2_open_drain128:
 .Laesgen_aesni_gcm_r2_open_small128:
@@ -9555,9 +9531,9 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r2_open_no8_7
 	movq	(%r9), %r10
@@ -9603,10 +9579,10 @@ aesgen_aesni_gcm_r2_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r2_open_no1_7:
 .Laesgen_aesni_gcm_r2_open_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_saved
 .Laesgen_aesni_gcm_r2_open_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_r2_open_small192
 .Laesgen_aesni_gcm_r2_open_top192:
@@ -9617,42 +9593,42 @@ aesgen_aesni_gcm_r2_open:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_open_full_steady_192
 	shrq	$8, %rsi
-	cmpq	632(%rdi), %rsi
+	cmpq	504(%rdi), %rsi
 	jne	.Laesgen_aesni_gcm_r2_open_refresh_steady_192
 	movabsq	$0x101010101010101, %rsi
-	cmpq	%rsi, 672(%rdi,%r8,1)
+	cmpq	%rsi, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_open_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	(%r9), %xmm6
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vmovdqu	16(%r9), %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_open_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -9911,43 +9887,43 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm2, 960(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rsi,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vmovdqu	48(%r9), %xmm0
-	vmovdqa	%xmm4, 992(%rdi,%rsi,1)
+	vmovdqa	%xmm4, 864(%rdi,%rsi,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rsi,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vmovdqa	%xmm7, 1040(%rdi,%rsi,1)
+	vmovdqa	%xmm7, 912(%rdi,%rsi,1)
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm8, 1056(%rdi,%rsi,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rsi,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rsi,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqu	64(%r9), %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -10091,7 +10067,7 @@ aesgen_aesni_gcm_r2_open:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rsi
-	movq	%rsi, 672(%rdi,%r8,1)
+	movq	%rsi, 544(%rdi,%r8,1)
 	vpxor	(%r9), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rdx)
 	vpxor	16(%r9), %xmm3, %xmm3
@@ -10365,10 +10341,10 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %esi
 	shrq	$8, %rsi
-	movq	%rsi, 632(%rdi)
+	movq	%rsi, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_top192
 .Laesgen_aesni_gcm_r2_open_drain192:
 .Laesgen_aesni_gcm_r2_open_small192:
@@ -10596,9 +10572,9 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rsi
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rsi
+	leaq	432(%rdi), %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r2_open_no8_8
 	movq	(%r9), %r10
@@ -10644,19 +10620,19 @@ aesgen_aesni_gcm_r2_open:
 	movb	%r10b, (%rdx)
 .Laesgen_aesni_gcm_r2_open_no1_8:
 .Laesgen_aesni_gcm_r2_open_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_open_saved
 .Laesgen_aesni_gcm_r2_open_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_open_in_data_2
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rsi
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r2_open_flushed_3
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -10676,16 +10652,16 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_open_flushed_3:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_open_in_data_2:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rsi
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rsi
 	testq	$15, %rsi
 	je	.Laesgen_aesni_gcm_r2_open_flushed_4
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -10705,9 +10681,9 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r2_open_flushed_4:
-	movq	608(%rdi), %rsi
+	movq	480(%rdi), %rsi
 	shlq	$3, %rsi
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rsi, %xmm2
@@ -10730,10 +10706,10 @@ aesgen_aesni_gcm_r2_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
 	xorq	%rsi, %rsi
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r2_open_nocmp16
 	movq	(%rcx), %r8
@@ -10872,33 +10848,33 @@ aesgen_aesni_gcm_r2_start:
 	cmpl	$0, 240(%rdi)
 	je	.Laesgen_aesni_gcm_r2_start_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	%xmm0, 560(%rdi)
-	movq	$0, 608(%rdi)
-	movq	$0, 616(%rdi)
-	movq	$0, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 432(%rdi)
+	movq	$0, 480(%rdi)
+	movq	$0, 488(%rdi)
+	movq	$0, 496(%rdi)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
+	movq	%rax, 464(%rdi)
 	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	vmovdqa	592(%rdi), %xmm0
+	movl	%eax, 472(%rdi)
+	movl	$0x1000000, 476(%rdi)
+	vmovdqa	464(%rdi), %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_start_have_j0
 .Laesgen_aesni_gcm_r2_start_long_nonce:
 	movq	%rdx, %rax
 	shlq	$3, %rax
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r2_start_whole
 	movq	$16, %r8
 	subq	%rcx, %r8
 	cmpq	%rdx, %r8
 	cmovaq	%rdx, %r8
-	leaq	560(%rdi,%rcx,1), %r10
+	leaq	432(%rdi,%rcx,1), %r10
 	movq	%rsi, %r9
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_start_no8
@@ -10933,7 +10909,7 @@ aesgen_aesni_gcm_r2_start:
 	addq	%r8, %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_gcm_r2_start_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -10953,7 +10929,7 @@ aesgen_aesni_gcm_r2_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_start_whole:
 .Laesgen_aesni_gcm_r2_start_hash8:
 	cmpq	$128, %rdx
@@ -11079,7 +11055,7 @@ aesgen_aesni_gcm_r2_start:
 .Laesgen_aesni_gcm_r2_start_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_start_absorbed
-	leaq	560(%rdi), %rcx
+	leaq	432(%rdi), %rcx
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_start_no8_2
 	movq	(%rsi), %r8
@@ -11109,12 +11085,12 @@ aesgen_aesni_gcm_r2_start:
 	movb	%r8b, (%rcx)
 .Laesgen_aesni_gcm_r2_start_no1_2:
 .Laesgen_aesni_gcm_r2_start_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r2_start_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11134,7 +11110,7 @@ aesgen_aesni_gcm_r2_start:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_start_flushed:
 	vmovq	%rax, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -11156,26 +11132,34 @@ aesgen_aesni_gcm_r2_start:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 544(%rdi)
-	movq	$0, 616(%rdi)
+	vmovdqa	%xmm1, 416(%rdi)
+	movq	$0, 488(%rdi)
 .Laesgen_aesni_gcm_r2_start_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_start_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
-	vmovdqa	%xmm0, 592(%rdi)
-	movzbl	602(%rdi), %eax
+	vmovdqa	%xmm1, 400(%rdi)
+	movq	$-1, 504(%rdi)
+	vmovdqa	%xmm0, 464(%rdi)
+	movzbl	474(%rdi), %eax
 	shlq	$8, %rax
-	movzbl	597(%rdi), %ecx
+	movzbl	469(%rdi), %ecx
 	orq	%rcx, %rax
 	shlq	$8, %rax
-	movzbl	592(%rdi), %ecx
+	movzbl	464(%rdi), %ecx
 	orq	%rcx, %rax
 	orq	$0x1000000, %rax
-	cmpq	640(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r2_start_same_table
-	movq	%rax, 640(%rdi)
+	movq	%rax, 512(%rdi)
 	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 544(%rdi)
+	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 576(%rdi)
+	vmovdqa	%xmm1, 592(%rdi)
+	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
+	vmovdqa	%xmm1, 640(%rdi)
+	vmovdqa	%xmm1, 656(%rdi)
 	vmovdqa	%xmm1, 672(%rdi)
 	vmovdqa	%xmm1, 688(%rdi)
 	vmovdqa	%xmm1, 704(%rdi)
@@ -11184,14 +11168,6 @@ aesgen_aesni_gcm_r2_start:
 	vmovdqa	%xmm1, 752(%rdi)
 	vmovdqa	%xmm1, 768(%rdi)
 	vmovdqa	%xmm1, 784(%rdi)
-	vmovdqa	%xmm1, 800(%rdi)
-	vmovdqa	%xmm1, 816(%rdi)
-	vmovdqa	%xmm1, 832(%rdi)
-	vmovdqa	%xmm1, 848(%rdi)
-	vmovdqa	%xmm1, 864(%rdi)
-	vmovdqa	%xmm1, 880(%rdi)
-	vmovdqa	%xmm1, 896(%rdi)
-	vmovdqa	%xmm1, 912(%rdi)
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -11283,7 +11259,7 @@ aesgen_aesni_gcm_r2_start:
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_start_aes_done
 .Laesgen_aesni_gcm_r2_start_aes_done:
-	vmovdqa	%xmm0, 512(%rdi)
+	vmovdqa	%xmm0, 384(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -11313,22 +11289,22 @@ aesgen_aesni_gcm_r2_start:
 	.p2align	5
 aesgen_aesni_gcm_r2_aad:
 	endbr64
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_aad_refuse
 	movabsq	$0x1fffffffffffffff, %rax
-	subq	608(%rdi), %rax
+	subq	480(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r2_aad_refuse
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
-	addq	%rdx, 608(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	addq	%rdx, 480(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_aad_whole
 	movq	$16, %rcx
 	subq	%rax, %rcx
 	cmpq	%rdx, %rcx
 	cmovaq	%rdx, %rcx
-	leaq	560(%rdi,%rax,1), %r9
+	leaq	432(%rdi,%rax,1), %r9
 	movq	%rsi, %r8
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_r2_aad_no8
@@ -11363,7 +11339,7 @@ aesgen_aesni_gcm_r2_aad:
 	addq	%rcx, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r2_aad_absorbed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_aad_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11383,7 +11359,7 @@ aesgen_aesni_gcm_r2_aad:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_aad_whole:
 .Laesgen_aesni_gcm_r2_aad_hash8:
 	cmpq	$128, %rdx
@@ -11509,7 +11485,7 @@ aesgen_aesni_gcm_r2_aad:
 .Laesgen_aesni_gcm_r2_aad_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_r2_aad_absorbed
-	leaq	560(%rdi), %rax
+	leaq	432(%rdi), %rax
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_aad_no8_2
 	movq	(%rsi), %rcx
@@ -11539,7 +11515,7 @@ aesgen_aesni_gcm_r2_aad:
 	movb	%cl, (%rax)
 .Laesgen_aesni_gcm_r2_aad_no1_2:
 .Laesgen_aesni_gcm_r2_aad_absorbed:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -11569,16 +11545,16 @@ aesgen_aesni_gcm_r2_encrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r2_encrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_encrypt_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11598,14 +11574,14 @@ aesgen_aesni_gcm_r2_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_encrypt_bulk
 	movq	$16, %r8
@@ -11614,8 +11590,8 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_encrypt_no8
 	movq	(%r9), %rbp
@@ -11666,7 +11642,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -11686,7 +11662,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -11694,7 +11670,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r2_encrypt_data192
 .Laesgen_aesni_gcm_r2_encrypt_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_small256
 .Laesgen_aesni_gcm_r2_encrypt_first256:
@@ -11705,28 +11681,28 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_first_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_first_256
 	shlq	$4, %r8
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -11902,30 +11878,30 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -12035,7 +12011,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -12237,10 +12213,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_first256
 .Laesgen_aesni_gcm_r2_encrypt_first_done256:
 .Laesgen_aesni_gcm_r2_encrypt_top256:
@@ -12251,40 +12227,40 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm6
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vmovdqu	-112(%rcx), %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -12560,42 +12536,42 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vmovdqu	-80(%rcx), %xmm13
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -12761,7 +12737,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -13053,10 +13029,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_top256
 .Laesgen_aesni_gcm_r2_encrypt_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -13391,9 +13367,9 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_no8_2
 	movq	(%rsi), %r9
@@ -13439,10 +13415,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r2_encrypt_no1_2:
 .Laesgen_aesni_gcm_r2_encrypt_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_saved
 .Laesgen_aesni_gcm_r2_encrypt_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_small128
 .Laesgen_aesni_gcm_r2_encrypt_first128:
@@ -13453,28 +13429,28 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_first_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_first_128
 	shlq	$4, %r8
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -13614,30 +13590,30 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -13711,7 +13687,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -13877,10 +13853,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_first128
 .Laesgen_aesni_gcm_r2_encrypt_first_done128:
 .Laesgen_aesni_gcm_r2_encrypt_top128:
@@ -13891,44 +13867,44 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_steady_128
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm5
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	-112(%rcx), %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm12, %xmm12
@@ -14170,45 +14146,45 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vmovdqu	-80(%rcx), %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
 	vmovdqu	-64(%rcx), %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
 	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
 	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -14329,7 +14305,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -14585,10 +14561,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_top128
 .Laesgen_aesni_gcm_r2_encrypt_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -14887,9 +14863,9 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_no8_3
 	movq	(%rsi), %r9
@@ -14935,10 +14911,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r2_encrypt_no1_3:
 .Laesgen_aesni_gcm_r2_encrypt_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_saved
 .Laesgen_aesni_gcm_r2_encrypt_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_small192
 .Laesgen_aesni_gcm_r2_encrypt_first192:
@@ -14949,28 +14925,28 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_first_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_first_192
 	shlq	$4, %r8
-	vmovdqa	960(%rdi,%r8,1), %xmm2
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	832(%rdi,%r8,1), %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	880(%rdi,%r8,1), %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	944(%rdi,%r8,1), %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
@@ -15128,30 +15104,30 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqa	48(%rdi), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
@@ -15243,7 +15219,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -15427,10 +15403,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_first192
 .Laesgen_aesni_gcm_r2_encrypt_first_done192:
 .Laesgen_aesni_gcm_r2_encrypt_top192:
@@ -15441,42 +15417,42 @@ aesgen_aesni_gcm_r2_encrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	-128(%rcx), %xmm6
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vmovdqu	-112(%rcx), %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_encrypt_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -15735,43 +15711,43 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vmovdqu	-80(%rcx), %xmm0
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqu	-64(%rcx), %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -15915,7 +15891,7 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -16189,10 +16165,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_top192
 .Laesgen_aesni_gcm_r2_encrypt_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -16509,9 +16485,9 @@ aesgen_aesni_gcm_r2_encrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_encrypt_no8_4
 	movq	(%rsi), %r9
@@ -16557,10 +16533,10 @@ aesgen_aesni_gcm_r2_encrypt:
 	movb	%r9b, (%r8)
 .Laesgen_aesni_gcm_r2_encrypt_no1_4:
 .Laesgen_aesni_gcm_r2_encrypt_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_saved
 .Laesgen_aesni_gcm_r2_encrypt_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -16603,16 +16579,16 @@ aesgen_aesni_gcm_r2_decrypt:
 	pushq	%rbx
 	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
-	subq	616(%rdi), %rax
+	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_r2_decrypt_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_decrypt_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -16632,14 +16608,14 @@ aesgen_aesni_gcm_r2_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
-	addq	%rdx, 616(%rdi)
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
 	andq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_decrypt_bulk
 	movq	$16, %r8
@@ -16648,8 +16624,8 @@ aesgen_aesni_gcm_r2_decrypt:
 	cmovaq	%rdx, %r8
 	movq	%rsi, %r9
 	movq	%rcx, %r10
-	leaq	576(%rdi,%rax,1), %r11
-	leaq	560(%rdi,%rax,1), %rbx
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
 	testq	$8, %r8
 	je	.Laesgen_aesni_gcm_r2_decrypt_no8
 	movq	(%r9), %rbp
@@ -16700,7 +16676,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	addq	%r8, %rax
 	cmpq	$16, %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_saved
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -16720,7 +16696,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_bulk:
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -16728,7 +16704,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	cmpl	$192, %eax
 	je	.Laesgen_aesni_gcm_r2_decrypt_data192
 .Laesgen_aesni_gcm_r2_decrypt_data256:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_small256
 .Laesgen_aesni_gcm_r2_decrypt_top256:
@@ -16739,40 +16715,40 @@ aesgen_aesni_gcm_r2_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_refresh_steady_256
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_fill_steady_256
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm6
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vmovdqa	992(%rdi,%r8,1), %xmm4
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vmovdqu	16(%rsi), %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -17048,42 +17024,42 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm14, %xmm10, %xmm10
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vmovdqu	48(%rsi), %xmm13
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm0
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -17249,7 +17225,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -17541,10 +17517,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_top256
 .Laesgen_aesni_gcm_r2_decrypt_drain256:
 .Laesgen_aesni_gcm_r2_decrypt_small256:
@@ -17790,9 +17766,9 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	224(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_no8_2
 	movq	(%rsi), %r9
@@ -17838,10 +17814,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r2_decrypt_no1_2:
 .Laesgen_aesni_gcm_r2_decrypt_end256:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_saved
 .Laesgen_aesni_gcm_r2_decrypt_data128:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_small128
 .Laesgen_aesni_gcm_r2_decrypt_top128:
@@ -17852,44 +17828,44 @@ aesgen_aesni_gcm_r2_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_refresh_steady_128
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_fill_steady_128
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm5
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm5, %xmm5
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm5, %xmm5
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm5, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$17, 256(%rdi), %xmm5, %xmm11
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm5, %xmm12
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$16, 256(%rdi), %xmm5, %xmm0
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vmovdqu	16(%rsi), %xmm0
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$0, 272(%rdi), %xmm0, %xmm8
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpxor	%xmm8, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$17, 272(%rdi), %xmm0, %xmm9
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpxor	%xmm9, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$1, 272(%rdi), %xmm0, %xmm13
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpclmulqdq	$16, 272(%rdi), %xmm0, %xmm0
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_batch1(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm12, %xmm12
@@ -18131,45 +18107,45 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
 	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vmovdqu	48(%rsi), %xmm0
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm13, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
 	vmovdqu	64(%rsi), %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm8, %xmm8
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
 	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
 	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -18290,7 +18266,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -18546,10 +18522,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_top128
 .Laesgen_aesni_gcm_r2_decrypt_drain128:
 .Laesgen_aesni_gcm_r2_decrypt_small128:
@@ -18759,9 +18735,9 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	160(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_no8_3
 	movq	(%rsi), %r9
@@ -18807,10 +18783,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r2_decrypt_no1_3:
 .Laesgen_aesni_gcm_r2_decrypt_end128:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_saved
 .Laesgen_aesni_gcm_r2_decrypt_data192:
-	vmovdqa	528(%rdi), %xmm1
+	vmovdqa	400(%rdi), %xmm1
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_small192
 .Laesgen_aesni_gcm_r2_decrypt_top192:
@@ -18821,42 +18797,42 @@ aesgen_aesni_gcm_r2_decrypt:
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	504(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_refresh_steady_192
 	movabsq	$0x101010101010101, %rax
-	cmpq	%rax, 672(%rdi,%r8,1)
+	cmpq	%rax, 544(%rdi,%r8,1)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_fill_steady_192
 	shlq	$4, %r8
 	vmovdqu	(%rsi), %xmm6
-	vmovdqa	960(%rdi,%r8,1), %xmm2
+	vmovdqa	832(%rdi,%r8,1), %xmm2
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm6, %xmm6
-	vmovdqa	976(%rdi,%r8,1), %xmm3
+	vmovdqa	848(%rdi,%r8,1), %xmm3
 	vpclmulqdq	$0, 256(%rdi), %xmm6, %xmm10
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	992(%rdi,%r8,1), %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	864(%rdi,%r8,1), %xmm4
 	vpclmulqdq	$17, 256(%rdi), %xmm6, %xmm11
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vpclmulqdq	$1, 256(%rdi), %xmm6, %xmm12
-	vmovdqa	1008(%rdi,%r8,1), %xmm5
+	vmovdqa	880(%rdi,%r8,1), %xmm5
 	vpclmulqdq	$16, 256(%rdi), %xmm6, %xmm0
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	1024(%rdi,%r8,1), %xmm6
+	vmovdqa	896(%rdi,%r8,1), %xmm6
 	vmovdqu	16(%rsi), %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	1040(%rdi,%r8,1), %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	912(%rdi,%r8,1), %xmm7
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1056(%rdi,%r8,1), %xmm8
+	vmovdqa	928(%rdi,%r8,1), %xmm8
 	vpxor	%xmm0, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm0
-	vmovdqa	1072(%rdi,%r8,1), %xmm9
+	vmovdqa	944(%rdi,%r8,1), %xmm9
 	vpxor	%xmm0, %xmm11, %xmm11
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_r2_decrypt_batch1(%rip), %xmm1, %xmm1
 	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
 	vmovdqa	48(%rdi), %xmm0
@@ -19115,43 +19091,43 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenc	%xmm0, %xmm8, %xmm8
 	vaesenc	%xmm0, %xmm9, %xmm9
 	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm0, %xmm12, %xmm12
-	vmovdqa	%xmm2, 960(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm2, %xmm2
 	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm0
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vmovdqa	%xmm3, 976(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vmovdqa	%xmm3, 848(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm3, %xmm3
-	vpxor	656(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm3, %xmm3
+	vpxor	528(%rdi), %xmm4, %xmm4
 	vmovdqu	48(%rsi), %xmm0
-	vmovdqa	%xmm4, 992(%rdi,%rax,1)
+	vmovdqa	%xmm4, 864(%rdi,%rax,1)
 	vpshufb	.Laesgen_aesni_gcm_r2_decrypt_bswap128(%rip), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm4, %xmm4
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vpxor	528(%rdi), %xmm4, %xmm4
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpclmulqdq	$0, 304(%rdi), %xmm0, %xmm13
-	vmovdqa	%xmm5, 1008(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm5, %xmm5
+	vmovdqa	%xmm5, 880(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm5, %xmm5
 	vpxor	%xmm13, %xmm10, %xmm10
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vmovdqa	%xmm6, 1024(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vmovdqa	%xmm6, 896(%rdi,%rax,1)
 	vpclmulqdq	$17, 304(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm6, %xmm6
-	vpxor	656(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm6, %xmm6
+	vpxor	528(%rdi), %xmm7, %xmm7
 	vpxor	%xmm13, %xmm11, %xmm11
-	vmovdqa	%xmm7, 1040(%rdi,%rax,1)
+	vmovdqa	%xmm7, 912(%rdi,%rax,1)
 	vpclmulqdq	$1, 304(%rdi), %xmm0, %xmm13
-	vpxor	656(%rdi), %xmm7, %xmm7
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vpxor	528(%rdi), %xmm7, %xmm7
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	%xmm8, 1056(%rdi,%rax,1)
-	vpxor	656(%rdi), %xmm8, %xmm8
+	vmovdqa	%xmm8, 928(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm8, %xmm8
 	vpclmulqdq	$16, 304(%rdi), %xmm0, %xmm0
-	vpxor	656(%rdi), %xmm9, %xmm9
-	vmovdqa	%xmm9, 1072(%rdi,%rax,1)
+	vpxor	528(%rdi), %xmm9, %xmm9
+	vmovdqa	%xmm9, 944(%rdi,%rax,1)
 	vpxor	%xmm0, %xmm12, %xmm12
-	vpxor	656(%rdi), %xmm9, %xmm9
+	vpxor	528(%rdi), %xmm9, %xmm9
 	vmovdqu	64(%rsi), %xmm13
 	vmovdqa	48(%rdi), %xmm0
 	vaesenc	%xmm0, %xmm2, %xmm2
@@ -19295,7 +19271,7 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movabsq	$0x101010101010101, %rax
-	movq	%rax, 672(%rdi,%r8,1)
+	movq	%rax, 544(%rdi,%r8,1)
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
 	vpxor	16(%rsi), %xmm3, %xmm3
@@ -19569,10 +19545,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	32(%rdi), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
+	vmovdqa	%xmm2, 528(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_top192
 .Laesgen_aesni_gcm_r2_decrypt_drain192:
 .Laesgen_aesni_gcm_r2_decrypt_small192:
@@ -19800,9 +19776,9 @@ aesgen_aesni_gcm_r2_decrypt:
 	vaesenc	%xmm3, %xmm2, %xmm2
 	vmovdqa	192(%rdi), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
-	leaq	576(%rdi), %rax
-	leaq	560(%rdi), %r8
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_r2_decrypt_no8_4
 	movq	(%rsi), %r9
@@ -19848,10 +19824,10 @@ aesgen_aesni_gcm_r2_decrypt:
 	movb	%r9b, (%rcx)
 .Laesgen_aesni_gcm_r2_decrypt_no1_4:
 .Laesgen_aesni_gcm_r2_decrypt_end192:
-	vmovdqa	%xmm1, 528(%rdi)
+	vmovdqa	%xmm1, 400(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_saved
 .Laesgen_aesni_gcm_r2_decrypt_saved:
-	vmovdqa	%xmm0, 544(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
 	xorl	%eax, %eax
 	vzeroall
 	popq	%rbp
@@ -19895,13 +19871,13 @@ aesgen_aesni_gcm_r2_finish_seal:
 	jb	.Laesgen_aesni_gcm_r2_finish_seal_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r2_finish_seal_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_finish_seal_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_finish_seal_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -19921,16 +19897,16 @@ aesgen_aesni_gcm_r2_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_finish_seal_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_finish_seal_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rax
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
 	testq	$15, %rax
 	je	.Laesgen_aesni_gcm_r2_finish_seal_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_finish_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -19950,9 +19926,9 @@ aesgen_aesni_gcm_r2_finish_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r2_finish_seal_flushed_2:
-	movq	608(%rdi), %rax
+	movq	480(%rdi), %rax
 	shlq	$3, %rax
-	movq	616(%rdi), %rcx
+	movq	488(%rdi), %rcx
 	shlq	$3, %rcx
 	vmovq	%rcx, %xmm1
 	vmovq	%rax, %xmm2
@@ -19975,9 +19951,9 @@ aesgen_aesni_gcm_r2_finish_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_finish_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
-	leaq	592(%rdi), %rax
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
+	leaq	464(%rdi), %rax
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r2_finish_seal_no16
 	movq	(%rax), %rcx
@@ -20044,13 +20020,13 @@ aesgen_aesni_gcm_r2_finish_open:
 	jb	.Laesgen_aesni_gcm_r2_finish_open_refuse
 	cmpq	$16, %rdx
 	ja	.Laesgen_aesni_gcm_r2_finish_open_refuse
-	cmpq	$0, 624(%rdi)
+	cmpq	$0, 496(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_finish_open_in_data
-	vmovdqa	544(%rdi), %xmm0
-	movq	608(%rdi), %rcx
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r2_finish_open_flushed
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -20070,16 +20046,16 @@ aesgen_aesni_gcm_r2_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 560(%rdi)
+	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_r2_finish_open_flushed:
-	vmovdqa	%xmm0, 544(%rdi)
-	movq	$1, 624(%rdi)
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
 .Laesgen_aesni_gcm_r2_finish_open_in_data:
-	vmovdqa	544(%rdi), %xmm0
-	movq	616(%rdi), %rcx
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rcx
 	testq	$15, %rcx
 	je	.Laesgen_aesni_gcm_r2_finish_open_flushed_2
-	vmovdqa	560(%rdi), %xmm1
+	vmovdqa	432(%rdi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_finish_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
@@ -20099,9 +20075,9 @@ aesgen_aesni_gcm_r2_finish_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 .Laesgen_aesni_gcm_r2_finish_open_flushed_2:
-	movq	608(%rdi), %rcx
+	movq	480(%rdi), %rcx
 	shlq	$3, %rcx
-	movq	616(%rdi), %r8
+	movq	488(%rdi), %r8
 	shlq	$3, %r8
 	vmovq	%r8, %xmm1
 	vmovq	%rcx, %xmm2
@@ -20124,10 +20100,10 @@ aesgen_aesni_gcm_r2_finish_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_finish_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	512(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vpxor	384(%rdi), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rdi)
 	xorq	%rcx, %rcx
-	leaq	592(%rdi), %rdi
+	leaq	464(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_r2_finish_open_nocmp16
 	movq	(%rsi), %r8
@@ -20190,7 +20166,7 @@ aesgen_aesni_gcm_r2_finish_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# wipe(ctx): zero all 5056 bytes of the context.
+# wipe(ctx): zero all 4928 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_aesni_gcm_r2_wipe
@@ -20199,7 +20175,7 @@ aesgen_aesni_gcm_r2_finish_open:
 aesgen_aesni_gcm_r2_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$79, %rax
+	movq	$77, %rax
 .Laesgen_aesni_gcm_r2_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)

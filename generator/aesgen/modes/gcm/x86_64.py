@@ -52,7 +52,8 @@ TAG_VALID = 1 << 24             # FACE_TAG bit: a tag was set (init's zeros matc
 ALL_VALID = 0x0101010101010101  # 8 filled entries
 
 
-def gcm_layout(powers: int, face: str = "none", lanes: int = 1) -> FieldLayout:
+def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
+               karatsuba: bool = False) -> FieldLayout:
     """The GCM context: cipher section first (the round engines address ROUND_KEYS from 0),
     then hash, mode and, with FACE, the cache and table of the counter's rounds."""
     face_fields = [] if face == "none" else [
@@ -73,8 +74,9 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1) -> FieldLayout:
         Field("hash", "H_POWERS", 16 * powers, 16,
               "H~^n .. H~^1, highest first: one wide load gives a register's lanes their "
               "powers (gf128/x86_64/clmul.py)"),
-        Field("hash", "H_KARATSUBA", 16 * powers, 16,
-              "for each power, its two halves XORed (Karatsuba's middle key)"),
+    ] + ([Field("hash", "H_KARATSUBA", 16 * powers, 16,
+                "for each power, its two halves XORed (Karatsuba's middle key)")]
+         if karatsuba else []) + [
         Field("mode", "TAG_MASK", 16, 16, "E_K(J0)"),
         Field("mode", "COUNTER", 16, 16, "next counter block, byte-reversed"),
         Field("mode", "HASH", 16, 16, "GHASH accumulator, byte-reversed"),
@@ -103,7 +105,8 @@ class GcmKernel:
         self.lanes = spec.width // 128
         self.powers = BATCH * self.lanes          # one reduction per batch of registers
         self.face_rounds = FACE_ROUNDS[spec.face]
-        self.layout = gcm_layout(self.powers, spec.face, self.lanes)
+        self.karatsuba = spec.hash_multiply == "karatsuba"
+        self.layout = gcm_layout(self.powers, spec.face, self.lanes, self.karatsuba)
 
     def body(self, entry: str, doc: str) -> "Body":
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
@@ -186,21 +189,24 @@ class Body:
             self.k.engine.rounds(self.k, self.b, self.v, Keys(self.ctx, None, 128), blocks,
                                  0, nr, nr)
 
-    def aes_any_size(self, x: Reg) -> None:
-        """One block through AES for the key size init stored (a branch on the public size)."""
+    def per_key_size(self, hint: str, body, join: Label) -> None:
+        """Branch on the key size init stored (public) to body(bits), each ending at join."""
         sizes = self.k.spec.key_bits
         kb = self.b.gp()
-        join = self.b.label("aes_done")
         self.a.mov(kb.w32, self.f("KEY_BITS", width=32))
-        labels = {bits: self.b.label(f"aes{bits}") for bits in sizes}
+        labels = {bits: self.b.label(f"{hint}{bits}") for bits in sizes}
         for bits in sizes[:-1]:
             self.a.cmp(kb.w32, Imm(bits))
             self.a.je(labels[bits])
         for bits in sizes[-1:] + sizes[:-1]:          # the last size falls through
             self.b.bind(labels[bits])
-            self.aes([x], bits)
+            body(bits)
             self.a.jmp(join)
         self.b.bind(join)
+
+    def aes_any_size(self, x: Reg) -> None:
+        """One block through AES for the key size init stored."""
+        self.per_key_size("aes", lambda bits: self.aes([x], bits), self.b.label("aes_done"))
 
     # --- GHASH -----------------------------------------------------------------------
     def power(self, i: int, width: int = 128, field: str = "H_POWERS") -> Mem:
@@ -209,7 +215,7 @@ class Body:
 
     def mul_power(self, y: Reg, i: int, acc):
         """acc += y * H~^i (y's lanes by H~^i, H~^(i-1), ...), as the preset chose."""
-        if self.k.spec.hash_multiply == "karatsuba":
+        if self.k.karatsuba:
             return self.hash.multiply_karatsuba(
                 y, self.power(i, y.width), self.power(i, y.width, "H_KARATSUBA"), acc)
         return self.hash.multiply(y, self.power(i, y.width), acc)
@@ -348,18 +354,8 @@ class Body:
             a.jne(saved)
             self.hash_pending(x, clear=True)
         b.bind(bulk)
-        sizes = self.k.spec.key_bits
-        kb = b.gp()
-        a.mov(kb.w32, self.f("KEY_BITS", width=32))
-        labels = {bits: b.label(f"data{bits}") for bits in sizes}
-        for bits in sizes[:-1]:
-            a.cmp(kb.w32, Imm(bits))
-            a.je(labels[bits])
-        for bits in sizes[-1:] + sizes[:-1]:          # the last size falls through
-            b.bind(labels[bits])
-            self._crypt_size(bits, x, inp, length, out, decrypt)
-            a.jmp(saved)
-        b.bind(saved)
+        self.per_key_size("data", lambda bits: self._crypt_size(bits, x, inp, length, out,
+                                                                decrypt), saved)
         v.store(self.f("HASH"), x)
 
     def _counters(self, c: Reg, n: int) -> list[Reg]:
@@ -757,7 +753,8 @@ def build_init(k: GcmKernel) -> Function:
             if i > 1:
                 p = g.hash.dot(p, ht)
             v.store(g.power(i), p)
-            v.store(g.power(i, field="H_KARATSUBA"), g.hash.karatsuba_key(p))
+            if k.karatsuba:
+                v.store(g.power(i, field="H_KARATSUBA"), g.hash.karatsuba_key(p))
     g.returns(0)
     g.returns(-1, fail)
     b.function.scrub_vectors = True
