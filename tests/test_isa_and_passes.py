@@ -405,3 +405,81 @@ def test_printer_refuses_virtual_registers():
     b.asm.ret()
     with pytest.raises(ValueError, match="virtual register"):
         print_function(b.build())
+
+
+# --- calls between functions of one file ---------------------------------------------------
+def _callee(symbol: str) -> Function:
+    """callee(p): *p += 1; clobbers every scratch register it may (rax..r11, xmm0..15)."""
+    b = builder(symbol)
+    b.function.exported = False
+    a = b.asm
+    for name in ("rax", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11"):
+        a.mov(gp(name), Imm(-1))
+    x = b.xmm()
+    b.asm.pxor(x, x)
+    a.add(mem(gp("rdi")), Imm(1))
+    a.mov(gp("rdi"), Imm(-1))
+    a.ret()
+    b.function.scrub_vectors = True
+    return b.build()
+
+
+def _caller(symbol: str, callee: str) -> Function:
+    """caller(p, q): calls callee(p) and returns the sum of p and q read before the call."""
+    b = builder(symbol)
+    b.function.returns_value = True
+    a = b.asm
+    p, q = b.gp(), b.gp()
+    a.mov(p, gp("rdi"))
+    a.mov(q, gp("rsi"))
+    a.mov(gp("rdi"), p)
+    a.call(Label(callee))
+    a.add(p, q)
+    a.mov(gp("rax"), p)
+    a.ret()
+    return b.build()
+
+
+def test_values_live_across_a_call_stay_in_callee_saved_registers(tmp_path):
+    caller = compile_function(_caller("t_caller", "t_callee"), ABI)
+    callee = compile_function(_callee("t_callee"), ABI)
+    text = print_function(caller)
+    assert "call\tt_callee" in text
+    assert {r.name() for r in caller.saved_registers} <= {"rbx", "rbp", "r12", "r13", "r14",
+                                                           "r15"}
+    assert len(caller.saved_registers) == 2, "p and q live across the call"
+    callee_text = print_function(callee)
+    assert ".globl\tt_callee" not in callee_text and ".type\tt_callee" in callee_text
+    src = tmp_path / "call.S"
+    src.write_text(text + callee_text + ELF_NOTES)
+    so = tmp_path / "libcall.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(so), str(src)], check=True)
+    lib = ctypes.CDLL(str(so))
+    lib.t_caller.restype = ctypes.c_uint64
+    lib.t_caller.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+    cell = ctypes.c_uint64(41)
+    addr = ctypes.addressof(cell)
+    assert lib.t_caller(addr, 5) == addr + 5
+    assert cell.value == 42
+    with pytest.raises(AttributeError):
+        lib.t_callee                          # local to the file: not exported
+
+
+def test_a_vector_live_across_a_call_is_an_allocation_error():
+    b = builder("t_vcall")
+    x = b.xmm()
+    b.asm.movdqu(x, mem(gp("rdi"), width=128))
+    b.asm.call(Label("t_callee"))
+    b.asm.movdqu(mem(gp("rsi"), width=128), x)
+    b.asm.ret()
+    with pytest.raises(AllocationError, match="t_vcall"):
+        compile_function(b.build(), ABI)
+
+
+def test_a_call_is_not_a_jump_inside_the_function():
+    b = builder("t_notjump")
+    b.asm.call(Label("elsewhere"))
+    b.asm.ret()
+    verify_structure(b.build(), ABI)          # no "undefined label"
+    (call,) = [i for i in b.build().instructions() if i.name == "call"]
+    assert call.is_call and not call.is_jump

@@ -15,11 +15,13 @@
  *   aesgen_aesni_gcm_none_open   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_aesni_gcm_none_start   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_aesni_gcm_none_aad   requires PCLMULQDQ, AVX
- *   aesgen_aesni_gcm_none_encrypt   requires AESNI, PCLMULQDQ, AVX
- *   aesgen_aesni_gcm_none_decrypt   requires AESNI, PCLMULQDQ, AVX
+ *   aesgen_aesni_gcm_none_encrypt
+ *   aesgen_aesni_gcm_none_decrypt
  *   aesgen_aesni_gcm_none_finish_seal   requires PCLMULQDQ, AVX
  *   aesgen_aesni_gcm_none_finish_open   requires PCLMULQDQ, AVX
  *   aesgen_aesni_gcm_none_wipe   requires AVX
+ *   aesgen_aesni_gcm_none_encrypt_data   requires AESNI, PCLMULQDQ, AVX
+ *   aesgen_aesni_gcm_none_decrypt_data   requires AESNI, PCLMULQDQ, AVX
  */
 
 
@@ -915,91 +917,94 @@ aesgen_aesni_gcm_none_seal:
 	pushq	%rbx
 	pushq	%rbp
 	pushq	%r12
+	pushq	%r13
+	movq	%rdi, %rbx
+	movq	%r8, %rax
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_refuse
-	movq	56(%rsp), %rax
-	cmpq	$4, %rax
+	movq	64(%rsp), %rdi
+	cmpq	$4, %rdi
 	jb	.Laesgen_aesni_gcm_none_seal_refuse
-	cmpq	$16, %rax
+	cmpq	$16, %rdi
 	ja	.Laesgen_aesni_gcm_none_seal_refuse
-	movabsq	$0x1fffffffffffffff, %rax
-	cmpq	%rax, %r8
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %rax
 	ja	.Laesgen_aesni_gcm_none_seal_refuse
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rdi
 	movabsq	$0xfffffffe0, %r10
-	cmpq	%r10, %rax
+	cmpq	%r10, %rdi
 	ja	.Laesgen_aesni_gcm_none_seal_refuse
-	cmpl	$0, 240(%rdi)
+	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_none_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	vmovdqa	%xmm0, 416(%rbx)
+	vmovdqa	%xmm0, 432(%rbx)
+	movq	$0, 480(%rbx)
+	movq	$0, 488(%rbx)
+	movq	$0, 496(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_long_nonce
-	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
-	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	vmovdqa	464(%rdi), %xmm0
+	movq	(%rsi), %rdx
+	movq	%rdx, 464(%rbx)
+	movl	8(%rsi), %edx
+	movl	%edx, 472(%rbx)
+	movl	$0x1000000, 476(%rbx)
+	vmovdqa	464(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
-	movq	%rdx, %rax
-	shlq	$3, %rax
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %r10
-	addq	%rdx, 488(%rdi)
+	movq	%rdx, %rdi
+	shlq	$3, %rdi
+	vmovdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %r10
+	addq	%rdx, 488(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rdi,%r10,1), %rbp
-	movq	%rsi, %rbx
+	leaq	432(%rbx,%r10,1), %r12
+	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no8
-	movq	(%rbx), %r12
-	movq	%r12, (%rbp)
-	addq	$8, %rbx
+	movq	(%rbp), %r13
+	movq	%r13, (%r12)
 	addq	$8, %rbp
+	addq	$8, %r12
 .Laesgen_aesni_gcm_none_seal_no8:
 	testq	$4, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no4
-	movl	(%rbx), %r12d
-	movl	%r12d, (%rbp)
-	addq	$4, %rbx
+	movl	(%rbp), %r13d
+	movl	%r13d, (%r12)
 	addq	$4, %rbp
+	addq	$4, %r12
 .Laesgen_aesni_gcm_none_seal_no4:
 	testq	$2, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no2
-	movzbl	(%rbx), %r12d
-	movb	%r12b, (%rbp)
-	movzbl	1(%rbx), %r12d
-	movb	%r12b, 1(%rbp)
-	addq	$2, %rbx
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+	movzbl	1(%rbp), %r13d
+	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
+	addq	$2, %r12
 .Laesgen_aesni_gcm_none_seal_no2:
 	testq	$1, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no1
-	movzbl	(%rbx), %r12d
-	movb	%r12b, (%rbp)
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
 .Laesgen_aesni_gcm_none_seal_no1:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	432(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1013,7 +1018,7 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_seal_whole:
 .Laesgen_aesni_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1021,80 +1026,80 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	16(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	32(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	48(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	64(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	80(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	96(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	112(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1117,10 +1122,10 @@ aesgen_aesni_gcm_none_seal:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1139,7 +1144,7 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_absorbed
-	leaq	432(%rdi), %r10
+	leaq	432(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
@@ -1169,18 +1174,18 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_seal_no1_2:
 .Laesgen_aesni_gcm_none_seal_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	vmovdqa	%xmm0, 416(%rbx)
+	vmovdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	432(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1194,14 +1199,14 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_seal_flushed:
-	vmovq	%rax, %xmm1
+	vmovq	%rdi, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -1216,427 +1221,154 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	vmovdqa	%xmm1, 416(%rbx)
+	movq	$0, 488(%rbx)
 .Laesgen_aesni_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
-	movl	240(%rdi), %eax
-	cmpl	$128, %eax
+	vmovdqa	%xmm1, 400(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_seal_aes128
-	cmpl	$192, %eax
+	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_none_seal_aes192
 .Laesgen_aesni_gcm_none_seal_aes256:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
+	vmovdqa	176(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
+	vmovdqa	192(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	208(%rdi), %xmm1
+	vmovdqa	208(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	224(%rdi), %xmm1
+	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes128:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes192:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
+	vmovdqa	176(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
+	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes_done:
-	vmovdqa	%xmm0, 384(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%r8, 480(%rdi)
-	andq	$15, %rax
-	je	.Laesgen_aesni_gcm_none_seal_whole_2
-	movq	$16, %rdx
-	subq	%rax, %rdx
-	cmpq	%r8, %rdx
-	cmovaq	%r8, %rdx
-	leaq	432(%rdi,%rax,1), %r10
-	movq	%rcx, %rsi
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_seal_no8_3
-	movq	(%rsi), %r11
-	movq	%r11, (%r10)
-	addq	$8, %rsi
-	addq	$8, %r10
-.Laesgen_aesni_gcm_none_seal_no8_3:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_seal_no4_3
-	movl	(%rsi), %r11d
-	movl	%r11d, (%r10)
-	addq	$4, %rsi
-	addq	$4, %r10
-.Laesgen_aesni_gcm_none_seal_no4_3:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_seal_no2_3
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
-	movb	%r11b, 1(%r10)
-	addq	$2, %rsi
-	addq	$2, %r10
-.Laesgen_aesni_gcm_none_seal_no2_3:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_seal_no1_3
-	movzbl	(%rsi), %r11d
-	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_none_seal_no1_3:
-	addq	%rdx, %rcx
-	subq	%rdx, %r8
-	addq	%rdx, %rax
-	cmpq	$16, %rax
-	jne	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	vmovdqa	432(%rdi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_seal_whole_2:
-.Laesgen_aesni_gcm_none_seal_hash8_2:
-	cmpq	$128, %r8
-	jb	.Laesgen_aesni_gcm_none_seal_hashed8_2
-	vmovdqu	(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$128, %rcx
-	subq	$128, %r8
-	jmp	.Laesgen_aesni_gcm_none_seal_hash8_2
-.Laesgen_aesni_gcm_none_seal_hashed8_2:
-.Laesgen_aesni_gcm_none_seal_hash1_2:
-	cmpq	$16, %r8
-	jb	.Laesgen_aesni_gcm_none_seal_hashed1_2
-	vmovdqu	(%rcx), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$16, %rcx
-	subq	$16, %r8
-	jmp	.Laesgen_aesni_gcm_none_seal_hash1_2
-.Laesgen_aesni_gcm_none_seal_hashed1_2:
-	testq	%r8, %r8
-	je	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	leaq	432(%rdi), %rax
-	testq	$8, %r8
-	je	.Laesgen_aesni_gcm_none_seal_no8_4
-	movq	(%rcx), %rdx
-	movq	%rdx, (%rax)
-	addq	$8, %rcx
-	addq	$8, %rax
-.Laesgen_aesni_gcm_none_seal_no8_4:
-	testq	$4, %r8
-	je	.Laesgen_aesni_gcm_none_seal_no4_4
-	movl	(%rcx), %edx
-	movl	%edx, (%rax)
-	addq	$4, %rcx
-	addq	$4, %rax
-.Laesgen_aesni_gcm_none_seal_no4_4:
-	testq	$2, %r8
-	je	.Laesgen_aesni_gcm_none_seal_no2_4
-	movzbl	(%rcx), %edx
-	movb	%dl, (%rax)
-	movzbl	1(%rcx), %edx
-	movb	%dl, 1(%rax)
-	addq	$2, %rcx
-	addq	$2, %rax
-.Laesgen_aesni_gcm_none_seal_no2_4:
-	testq	$1, %r8
-	je	.Laesgen_aesni_gcm_none_seal_no1_4
-	movzbl	(%rcx), %edx
-	movb	%dl, (%rax)
-.Laesgen_aesni_gcm_none_seal_no1_4:
-.Laesgen_aesni_gcm_none_seal_absorbed_2:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	32(%rsp), %rax
-	movq	40(%rsp), %rcx
-	cmpq	$0, 496(%rdi)
-	jne	.Laesgen_aesni_gcm_none_seal_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_aesni_gcm_none_seal_flushed_2
-	vmovdqa	432(%rdi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_seal_flushed_2:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
-.Laesgen_aesni_gcm_none_seal_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
-	addq	%rax, 488(%rdi)
+	vmovdqa	%xmm0, 384(%rbx)
+	vmovdqa	416(%rbx), %xmm0
+	movq	480(%rbx), %rdx
+	addq	%rax, 480(%rbx)
 	andq	$15, %rdx
-	je	.Laesgen_aesni_gcm_none_seal_bulk
+	je	.Laesgen_aesni_gcm_none_seal_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
 	cmpq	%rax, %rsi
 	cmovaq	%rax, %rsi
-	movq	%r9, %r8
-	movq	%rcx, %r10
-	leaq	448(%rdi,%rdx,1), %r11
-	leaq	432(%rdi,%rdx,1), %rbx
+	leaq	432(%rbx,%rdx,1), %r10
+	movq	%rcx, %rdi
 	testq	$8, %rsi
-	je	.Laesgen_aesni_gcm_none_seal_no8_5
-	movq	(%r8), %rbp
-	xorq	(%r11), %rbp
-	movq	%rbp, (%r10)
-	movq	%rbp, (%rbx)
-	addq	$8, %r8
+	je	.Laesgen_aesni_gcm_none_seal_no8_3
+	movq	(%rdi), %r11
+	movq	%r11, (%r10)
+	addq	$8, %rdi
 	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-.Laesgen_aesni_gcm_none_seal_no8_5:
+.Laesgen_aesni_gcm_none_seal_no8_3:
 	testq	$4, %rsi
-	je	.Laesgen_aesni_gcm_none_seal_no4_5
-	movl	(%r8), %ebp
-	xorl	(%r11), %ebp
-	movl	%ebp, (%r10)
-	movl	%ebp, (%rbx)
-	addq	$4, %r8
+	je	.Laesgen_aesni_gcm_none_seal_no4_3
+	movl	(%rdi), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %rdi
 	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-.Laesgen_aesni_gcm_none_seal_no4_5:
+.Laesgen_aesni_gcm_none_seal_no4_3:
 	testq	$2, %rsi
-	je	.Laesgen_aesni_gcm_none_seal_no2_5
-	movzbl	(%r8), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-	movzbl	1(%r8), %ebp
-	xorb	1(%r11), %bpl
-	movb	%bpl, 1(%r10)
-	movb	%bpl, 1(%rbx)
-	addq	$2, %r8
+	je	.Laesgen_aesni_gcm_none_seal_no2_3
+	movzbl	(%rdi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rdi), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %rdi
 	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-.Laesgen_aesni_gcm_none_seal_no2_5:
+.Laesgen_aesni_gcm_none_seal_no2_3:
 	testq	$1, %rsi
-	je	.Laesgen_aesni_gcm_none_seal_no1_5
-	movzbl	(%r8), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-.Laesgen_aesni_gcm_none_seal_no1_5:
-	addq	%rsi, %r9
+	je	.Laesgen_aesni_gcm_none_seal_no1_3
+	movzbl	(%rdi), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_aesni_gcm_none_seal_no1_3:
 	addq	%rsi, %rcx
 	subq	%rsi, %rax
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
-	jne	.Laesgen_aesni_gcm_none_seal_saved
-	vmovdqa	432(%rdi), %xmm1
+	jne	.Laesgen_aesni_gcm_none_seal_absorbed_2
+	vmovdqa	432(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1650,2346 +1382,212 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_seal_bulk:
-	movl	240(%rdi), %edx
-	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_none_seal_data128
-	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_none_seal_data192
-.Laesgen_aesni_gcm_none_seal_data256:
-	vmovdqa	400(%rdi), %xmm1
+	vmovdqa	%xmm1, 432(%rbx)
+.Laesgen_aesni_gcm_none_seal_whole_2:
+.Laesgen_aesni_gcm_none_seal_hash8_2:
 	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_small256
-.Laesgen_aesni_gcm_none_seal_first256:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_first_done256
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	208(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	224(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
+	jb	.Laesgen_aesni_gcm_none_seal_hashed8_2
+	vmovdqu	(%rcx), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	16(%rcx), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	32(%rcx), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	48(%rcx), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	64(%rcx), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	80(%rcx), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	96(%rcx), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	112(%rcx), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_first_done256
-.Laesgen_aesni_gcm_none_seal_first_done256:
-.Laesgen_aesni_gcm_none_seal_top256:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_drain256
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-112(%rcx), %xmm13
-	vmovdqa	(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vmovdqu	-96(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	32(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	-80(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	80(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vmovdqu	-64(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	112(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
-	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vmovdqu	-32(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vmovdqa	160(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	176(%rdi), %xmm0
-	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpslldq	$8, %xmm12, %xmm13
-	vmovdqa	208(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	224(%rdi), %xmm0
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top256
-.Laesgen_aesni_gcm_none_seal_drain256:
-	vmovdqu	-128(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-.Laesgen_aesni_gcm_none_seal_small256:
-.Laesgen_aesni_gcm_none_seal_again4_256:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next4_256
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	208(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	224(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$64, %r9
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_aesni_gcm_none_seal_next4_256:
-.Laesgen_aesni_gcm_none_seal_again1_256:
+	jmp	.Laesgen_aesni_gcm_none_seal_hash8_2
+.Laesgen_aesni_gcm_none_seal_hashed8_2:
+.Laesgen_aesni_gcm_none_seal_hash1_2:
 	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next1_256
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
+	jb	.Laesgen_aesni_gcm_none_seal_hashed1_2
+	vmovdqu	(%rcx), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_again1_256
-.Laesgen_aesni_gcm_none_seal_next1_256:
+	jmp	.Laesgen_aesni_gcm_none_seal_hash1_2
+.Laesgen_aesni_gcm_none_seal_hashed1_2:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_none_seal_end256
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
+	je	.Laesgen_aesni_gcm_none_seal_absorbed_2
+	leaq	432(%rbx), %rdx
 	testq	$8, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no8_6
-	movq	(%r9), %r8
-	xorq	(%rdx), %r8
-	movq	%r8, (%rcx)
-	movq	%r8, (%rsi)
-	addq	$8, %r9
+	je	.Laesgen_aesni_gcm_none_seal_no8_4
+	movq	(%rcx), %rsi
+	movq	%rsi, (%rdx)
 	addq	$8, %rcx
 	addq	$8, %rdx
-	addq	$8, %rsi
-.Laesgen_aesni_gcm_none_seal_no8_6:
+.Laesgen_aesni_gcm_none_seal_no8_4:
 	testq	$4, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no4_6
-	movl	(%r9), %r8d
-	xorl	(%rdx), %r8d
-	movl	%r8d, (%rcx)
-	movl	%r8d, (%rsi)
-	addq	$4, %r9
+	je	.Laesgen_aesni_gcm_none_seal_no4_4
+	movl	(%rcx), %esi
+	movl	%esi, (%rdx)
 	addq	$4, %rcx
 	addq	$4, %rdx
-	addq	$4, %rsi
-.Laesgen_aesni_gcm_none_seal_no4_6:
+.Laesgen_aesni_gcm_none_seal_no4_4:
 	testq	$2, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no2_6
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-	movzbl	1(%r9), %r8d
-	xorb	1(%rdx), %r8b
-	movb	%r8b, 1(%rcx)
-	movb	%r8b, 1(%rsi)
-	addq	$2, %r9
+	je	.Laesgen_aesni_gcm_none_seal_no2_4
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+	movzbl	1(%rcx), %esi
+	movb	%sil, 1(%rdx)
 	addq	$2, %rcx
 	addq	$2, %rdx
-	addq	$2, %rsi
-.Laesgen_aesni_gcm_none_seal_no2_6:
+.Laesgen_aesni_gcm_none_seal_no2_4:
 	testq	$1, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no1_6
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-.Laesgen_aesni_gcm_none_seal_no1_6:
-.Laesgen_aesni_gcm_none_seal_end256:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_seal_saved
-.Laesgen_aesni_gcm_none_seal_data128:
-	vmovdqa	400(%rdi), %xmm1
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_small128
-.Laesgen_aesni_gcm_none_seal_first128:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_first_done128
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_first_done128
-.Laesgen_aesni_gcm_none_seal_first_done128:
-.Laesgen_aesni_gcm_none_seal_top128:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_drain128
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqu	-96(%rcx), %xmm13
-	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vmovdqu	-64(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm0
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	-32(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
-	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top128
-.Laesgen_aesni_gcm_none_seal_drain128:
-	vmovdqu	-128(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
+	je	.Laesgen_aesni_gcm_none_seal_no1_4
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+.Laesgen_aesni_gcm_none_seal_no1_4:
+.Laesgen_aesni_gcm_none_seal_absorbed_2:
+	vmovdqa	%xmm0, 416(%rbx)
+	movq	40(%rsp), %rdx
+	movq	48(%rsp), %rcx
+	movq	%rbx, %rdi
+	movq	%r9, %rsi
+	call	aesgen_aesni_gcm_none_encrypt_data
+	movq	56(%rsp), %rax
+	movq	64(%rsp), %rcx
+	cmpq	$0, 496(%rbx)
+	jne	.Laesgen_aesni_gcm_none_seal_in_data
+	vmovdqa	416(%rbx), %xmm0
+	movq	480(%rbx), %rdx
+	testq	$15, %rdx
+	je	.Laesgen_aesni_gcm_none_seal_flushed_2
+	vmovdqa	432(%rbx), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-.Laesgen_aesni_gcm_none_seal_small128:
-.Laesgen_aesni_gcm_none_seal_again4_128:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next4_128
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$64, %r9
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_aesni_gcm_none_seal_next4_128:
-.Laesgen_aesni_gcm_none_seal_again1_128:
-	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next1_128
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$16, %r9
-	addq	$16, %rcx
-	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_again1_128
-.Laesgen_aesni_gcm_none_seal_next1_128:
-	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_none_seal_end128
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
-	testq	$8, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no8_7
-	movq	(%r9), %r8
-	xorq	(%rdx), %r8
-	movq	%r8, (%rcx)
-	movq	%r8, (%rsi)
-	addq	$8, %r9
-	addq	$8, %rcx
-	addq	$8, %rdx
-	addq	$8, %rsi
-.Laesgen_aesni_gcm_none_seal_no8_7:
-	testq	$4, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no4_7
-	movl	(%r9), %r8d
-	xorl	(%rdx), %r8d
-	movl	%r8d, (%rcx)
-	movl	%r8d, (%rsi)
-	addq	$4, %r9
-	addq	$4, %rcx
-	addq	$4, %rdx
-	addq	$4, %rsi
-.Laesgen_aesni_gcm_none_seal_no4_7:
-	testq	$2, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no2_7
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-	movzbl	1(%r9), %r8d
-	xorb	1(%rdx), %r8b
-	movb	%r8b, 1(%rcx)
-	movb	%r8b, 1(%rsi)
-	addq	$2, %r9
-	addq	$2, %rcx
-	addq	$2, %rdx
-	addq	$2, %rsi
-.Laesgen_aesni_gcm_none_seal_no2_7:
-	testq	$1, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no1_7
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-.Laesgen_aesni_gcm_none_seal_no1_7:
-.Laesgen_aesni_gcm_none_seal_end128:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_seal_saved
-.Laesgen_aesni_gcm_none_seal_data192:
-	vmovdqa	400(%rdi), %xmm1
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_small192
-.Laesgen_aesni_gcm_none_seal_first192:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_first_done192
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_first_done192
-.Laesgen_aesni_gcm_none_seal_first_done192:
-.Laesgen_aesni_gcm_none_seal_top192:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_drain192
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vmovdqa	32(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	-80(%rcx), %xmm13
-	vmovdqa	48(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	64(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	-64(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vmovdqa	80(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	-32(%rcx), %xmm13
-	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top192
-.Laesgen_aesni_gcm_none_seal_drain192:
-	vmovdqu	-128(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-.Laesgen_aesni_gcm_none_seal_small192:
-.Laesgen_aesni_gcm_none_seal_again4_192:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next4_192
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$64, %r9
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_aesni_gcm_none_seal_next4_192:
-.Laesgen_aesni_gcm_none_seal_again1_192:
-	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next1_192
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$16, %r9
-	addq	$16, %rcx
-	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_again1_192
-.Laesgen_aesni_gcm_none_seal_next1_192:
-	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_none_seal_end192
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
-	testq	$8, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no8_8
-	movq	(%r9), %r8
-	xorq	(%rdx), %r8
-	movq	%r8, (%rcx)
-	movq	%r8, (%rsi)
-	addq	$8, %r9
-	addq	$8, %rcx
-	addq	$8, %rdx
-	addq	$8, %rsi
-.Laesgen_aesni_gcm_none_seal_no8_8:
-	testq	$4, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no4_8
-	movl	(%r9), %r8d
-	xorl	(%rdx), %r8d
-	movl	%r8d, (%rcx)
-	movl	%r8d, (%rsi)
-	addq	$4, %r9
-	addq	$4, %rcx
-	addq	$4, %rdx
-	addq	$4, %rsi
-.Laesgen_aesni_gcm_none_seal_no4_8:
-	testq	$2, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no2_8
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-	movzbl	1(%r9), %r8d
-	xorb	1(%rdx), %r8b
-	movb	%r8b, 1(%rcx)
-	movb	%r8b, 1(%rsi)
-	addq	$2, %r9
-	addq	$2, %rcx
-	addq	$2, %rdx
-	addq	$2, %rsi
-.Laesgen_aesni_gcm_none_seal_no2_8:
-	testq	$1, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no1_8
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-.Laesgen_aesni_gcm_none_seal_no1_8:
-.Laesgen_aesni_gcm_none_seal_end192:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_seal_saved
-.Laesgen_aesni_gcm_none_seal_saved:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	48(%rsp), %rax
-	movq	56(%rsp), %rcx
-	cmpq	$0, 496(%rdi)
-	jne	.Laesgen_aesni_gcm_none_seal_in_data_2
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 432(%rbx)
+.Laesgen_aesni_gcm_none_seal_flushed_2:
+	vmovdqa	%xmm0, 416(%rbx)
+	movq	$1, 496(%rbx)
+.Laesgen_aesni_gcm_none_seal_in_data:
+	vmovdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_3
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	432(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4002,48 +1600,19 @@ aesgen_aesni_gcm_none_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_3:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
-.Laesgen_aesni_gcm_none_seal_in_data_2:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_aesni_gcm_none_seal_flushed_4
-	vmovdqa	432(%rdi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-.Laesgen_aesni_gcm_none_seal_flushed_4:
-	movq	480(%rdi), %rdx
+	movq	480(%rbx), %rdx
 	shlq	$3, %rdx
-	movq	488(%rdi), %rsi
+	movq	488(%rbx), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -4057,9 +1626,9 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
-	leaq	464(%rdi), %rdx
+	vpxor	384(%rbx), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rbx)
+	leaq	464(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -4070,35 +1639,36 @@ aesgen_aesni_gcm_none_seal:
 	addq	$16, %rax
 .Laesgen_aesni_gcm_none_seal_no16:
 	testq	$8, %rcx
-	je	.Laesgen_aesni_gcm_none_seal_no8_9
+	je	.Laesgen_aesni_gcm_none_seal_no8_5
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	addq	$8, %rdx
 	addq	$8, %rax
-.Laesgen_aesni_gcm_none_seal_no8_9:
+.Laesgen_aesni_gcm_none_seal_no8_5:
 	testq	$4, %rcx
-	je	.Laesgen_aesni_gcm_none_seal_no4_9
+	je	.Laesgen_aesni_gcm_none_seal_no4_5
 	movl	(%rdx), %esi
 	movl	%esi, (%rax)
 	addq	$4, %rdx
 	addq	$4, %rax
-.Laesgen_aesni_gcm_none_seal_no4_9:
+.Laesgen_aesni_gcm_none_seal_no4_5:
 	testq	$2, %rcx
-	je	.Laesgen_aesni_gcm_none_seal_no2_9
+	je	.Laesgen_aesni_gcm_none_seal_no2_5
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 	movzbl	1(%rdx), %esi
 	movb	%sil, 1(%rax)
 	addq	$2, %rdx
 	addq	$2, %rax
-.Laesgen_aesni_gcm_none_seal_no2_9:
+.Laesgen_aesni_gcm_none_seal_no2_5:
 	testq	$1, %rcx
-	je	.Laesgen_aesni_gcm_none_seal_no1_9
+	je	.Laesgen_aesni_gcm_none_seal_no1_5
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
-.Laesgen_aesni_gcm_none_seal_no1_9:
+.Laesgen_aesni_gcm_none_seal_no1_5:
 	xorl	%eax, %eax
 	vzeroall
+	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -4106,6 +1676,7 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -4120,9 +1691,6 @@ aesgen_aesni_gcm_none_seal:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
 .Laesgen_aesni_gcm_none_seal_one:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	4
-.Laesgen_aesni_gcm_none_seal_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -4139,66 +1707,68 @@ aesgen_aesni_gcm_none_open:
 	pushq	%rbp
 	pushq	%r12
 	pushq	%r13
-	movq	40(%rsp), %r10
-	movabsq	$0xfffffffe0, %r11
-	cmpq	%r11, %r10
+	movq	%rdi, %rbx
+	movq	%r8, %rax
+	movq	40(%rsp), %rdi
+	movabsq	$0xfffffffe0, %r10
+	cmpq	%r10, %rdi
 	ja	.Laesgen_aesni_gcm_none_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_open_reject
-	movq	64(%rsp), %r10
-	cmpq	$4, %r10
+	movq	64(%rsp), %rdi
+	cmpq	$4, %rdi
 	jb	.Laesgen_aesni_gcm_none_open_reject
-	cmpq	$16, %r10
+	cmpq	$16, %rdi
 	ja	.Laesgen_aesni_gcm_none_open_reject
-	movabsq	$0x1fffffffffffffff, %r10
-	cmpq	%r10, %r8
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %rax
 	ja	.Laesgen_aesni_gcm_none_open_reject
-	cmpl	$0, 240(%rdi)
+	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_none_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	vmovdqa	%xmm0, 416(%rbx)
+	vmovdqa	%xmm0, 432(%rbx)
+	movq	$0, 480(%rbx)
+	movq	$0, 488(%rbx)
+	movq	$0, 496(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rdi)
+	movq	%rdx, 464(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	vmovdqa	464(%rdi), %xmm0
+	movl	%edx, 472(%rbx)
+	movl	$0x1000000, 476(%rbx)
+	vmovdqa	464(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
-	movq	%rdx, %r10
-	shlq	$3, %r10
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %r11
-	addq	%rdx, 488(%rdi)
-	andq	$15, %r11
+	movq	%rdx, %rdi
+	shlq	$3, %rdi
+	vmovdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %r10
+	addq	%rdx, 488(%rbx)
+	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_open_whole
-	movq	$16, %rbx
-	subq	%r11, %rbx
-	cmpq	%rdx, %rbx
-	cmovaq	%rdx, %rbx
-	leaq	432(%rdi,%r11,1), %r12
+	movq	$16, %r11
+	subq	%r10, %r11
+	cmpq	%rdx, %r11
+	cmovaq	%rdx, %r11
+	leaq	432(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
-	testq	$8, %rbx
+	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_open_no8
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
 .Laesgen_aesni_gcm_none_open_no8:
-	testq	$4, %rbx
+	testq	$4, %r11
 	je	.Laesgen_aesni_gcm_none_open_no4
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
 .Laesgen_aesni_gcm_none_open_no4:
-	testq	$2, %rbx
+	testq	$2, %r11
 	je	.Laesgen_aesni_gcm_none_open_no2
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
@@ -4207,23 +1777,23 @@ aesgen_aesni_gcm_none_open:
 	addq	$2, %rbp
 	addq	$2, %r12
 .Laesgen_aesni_gcm_none_open_no2:
-	testq	$1, %rbx
+	testq	$1, %r11
 	je	.Laesgen_aesni_gcm_none_open_no1
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 .Laesgen_aesni_gcm_none_open_no1:
-	addq	%rbx, %rsi
-	subq	%rbx, %rdx
-	addq	%rbx, %r11
-	cmpq	$16, %r11
+	addq	%r11, %rsi
+	subq	%r11, %rdx
+	addq	%r11, %r10
+	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_open_absorbed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	432(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4237,7 +1807,7 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_open_whole:
 .Laesgen_aesni_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -4245,80 +1815,80 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	16(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	32(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	48(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	64(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	80(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	96(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	112(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4341,10 +1911,10 @@ aesgen_aesni_gcm_none_open:
 	vmovdqu	(%rsi), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4363,48 +1933,48 @@ aesgen_aesni_gcm_none_open:
 .Laesgen_aesni_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_open_absorbed
-	leaq	432(%rdi), %r11
+	leaq	432(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no8_2
-	movq	(%rsi), %rbx
-	movq	%rbx, (%r11)
+	movq	(%rsi), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rsi
-	addq	$8, %r11
+	addq	$8, %r10
 .Laesgen_aesni_gcm_none_open_no8_2:
 	testq	$4, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no4_2
-	movl	(%rsi), %ebx
-	movl	%ebx, (%r11)
+	movl	(%rsi), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rsi
-	addq	$4, %r11
+	addq	$4, %r10
 .Laesgen_aesni_gcm_none_open_no4_2:
 	testq	$2, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no2_2
-	movzbl	(%rsi), %ebx
-	movb	%bl, (%r11)
-	movzbl	1(%rsi), %ebx
-	movb	%bl, 1(%r11)
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rsi), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
-	addq	$2, %r11
+	addq	$2, %r10
 .Laesgen_aesni_gcm_none_open_no2_2:
 	testq	$1, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no1_2
-	movzbl	(%rsi), %ebx
-	movb	%bl, (%r11)
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_open_no1_2:
 .Laesgen_aesni_gcm_none_open_absorbed:
-	vmovdqa	%xmm0, 416(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	vmovdqa	%xmm0, 416(%rbx)
+	vmovdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_flushed
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	432(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4418,14 +1988,14 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_open_flushed:
-	vmovq	%r10, %xmm1
+	vmovq	%rdi, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -4440,154 +2010,154 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	vmovdqa	%xmm1, 416(%rbx)
+	movq	$0, 488(%rbx)
 .Laesgen_aesni_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rdi)
-	movl	240(%rdi), %edx
+	vmovdqa	%xmm1, 400(%rbx)
+	movl	240(%rbx), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_open_aes128
 	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_none_open_aes192
 .Laesgen_aesni_gcm_none_open_aes256:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
+	vmovdqa	176(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
+	vmovdqa	192(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	208(%rdi), %xmm1
+	vmovdqa	208(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	224(%rdi), %xmm1
+	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes128:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes192:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
+	vmovdqa	176(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
+	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes_done:
-	vmovdqa	%xmm0, 384(%rdi)
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
-	addq	%r8, 480(%rdi)
+	vmovdqa	%xmm0, 384(%rbx)
+	vmovdqa	416(%rbx), %xmm0
+	movq	480(%rbx), %rdx
+	addq	%rax, 480(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
-	cmpq	%r8, %rsi
-	cmovaq	%r8, %rsi
-	leaq	432(%rdi,%rdx,1), %r11
-	movq	%rcx, %r10
+	cmpq	%rax, %rsi
+	cmovaq	%rax, %rsi
+	leaq	432(%rbx,%rdx,1), %r10
+	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no8_3
-	movq	(%r10), %rbx
-	movq	%rbx, (%r11)
+	movq	(%rdi), %r11
+	movq	%r11, (%r10)
+	addq	$8, %rdi
 	addq	$8, %r10
-	addq	$8, %r11
 .Laesgen_aesni_gcm_none_open_no8_3:
 	testq	$4, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no4_3
-	movl	(%r10), %ebx
-	movl	%ebx, (%r11)
+	movl	(%rdi), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %rdi
 	addq	$4, %r10
-	addq	$4, %r11
 .Laesgen_aesni_gcm_none_open_no4_3:
 	testq	$2, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no2_3
-	movzbl	(%r10), %ebx
-	movb	%bl, (%r11)
-	movzbl	1(%r10), %ebx
-	movb	%bl, 1(%r11)
+	movzbl	(%rdi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rdi), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %rdi
 	addq	$2, %r10
-	addq	$2, %r11
 .Laesgen_aesni_gcm_none_open_no2_3:
 	testq	$1, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no1_3
-	movzbl	(%r10), %ebx
-	movb	%bl, (%r11)
+	movzbl	(%rdi), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_open_no1_3:
 	addq	%rsi, %rcx
-	subq	%rsi, %r8
+	subq	%rsi, %rax
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_absorbed_2
-	vmovdqa	432(%rdi), %xmm1
+	vmovdqa	432(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4601,88 +2171,88 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
+	vmovdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_open_whole_2:
 .Laesgen_aesni_gcm_none_open_hash8_2:
-	cmpq	$128, %r8
+	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_open_hashed8_2
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 256(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 256(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 256(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 256(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 256(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	16(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 272(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 272(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 272(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 272(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 272(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 272(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 272(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	32(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 288(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 288(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 288(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 288(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 288(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 288(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	48(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 304(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 304(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 304(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 304(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 304(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	64(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 320(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 320(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 320(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 320(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 320(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 320(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 320(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	80(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 336(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 336(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 336(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 336(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 336(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 336(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	96(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 352(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 352(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 352(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 352(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 352(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 352(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqu	112(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4696,19 +2266,19 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	addq	$128, %rcx
-	subq	$128, %r8
+	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_none_open_hash8_2
 .Laesgen_aesni_gcm_none_open_hashed8_2:
 .Laesgen_aesni_gcm_none_open_hash1_2:
-	cmpq	$16, %r8
+	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_open_hashed1_2
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4722,27 +2292,27 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	addq	$16, %rcx
-	subq	$16, %r8
+	subq	$16, %rax
 	jmp	.Laesgen_aesni_gcm_none_open_hash1_2
 .Laesgen_aesni_gcm_none_open_hashed1_2:
-	testq	%r8, %r8
+	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_open_absorbed_2
-	leaq	432(%rdi), %rdx
-	testq	$8, %r8
+	leaq	432(%rbx), %rdx
+	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_open_no8_4
 	movq	(%rcx), %rsi
 	movq	%rsi, (%rdx)
 	addq	$8, %rcx
 	addq	$8, %rdx
 .Laesgen_aesni_gcm_none_open_no8_4:
-	testq	$4, %r8
+	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_none_open_no4_4
 	movl	(%rcx), %esi
 	movl	%esi, (%rdx)
 	addq	$4, %rcx
 	addq	$4, %rdx
 .Laesgen_aesni_gcm_none_open_no4_4:
-	testq	$2, %r8
+	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_none_open_no2_4
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
@@ -4751,1731 +2321,33 @@ aesgen_aesni_gcm_none_open:
 	addq	$2, %rcx
 	addq	$2, %rdx
 .Laesgen_aesni_gcm_none_open_no2_4:
-	testq	$1, %r8
+	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_none_open_no1_4
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_4:
 .Laesgen_aesni_gcm_none_open_absorbed_2:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	40(%rsp), %rcx
-	movq	48(%rsp), %rdx
-	cmpq	$0, 496(%rdi)
-	jne	.Laesgen_aesni_gcm_none_open_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rsi
-	testq	$15, %rsi
-	je	.Laesgen_aesni_gcm_none_open_flushed_2
-	vmovdqa	432(%rdi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_open_flushed_2:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
-.Laesgen_aesni_gcm_none_open_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rsi
-	addq	%rcx, 488(%rdi)
-	andq	$15, %rsi
-	je	.Laesgen_aesni_gcm_none_open_bulk
-	movq	$16, %r8
-	subq	%rsi, %r8
-	cmpq	%rcx, %r8
-	cmovaq	%rcx, %r8
-	movq	%r9, %r10
-	movq	%rdx, %r11
-	leaq	448(%rdi,%rsi,1), %rbx
-	leaq	432(%rdi,%rsi,1), %rbp
-	testq	$8, %r8
-	je	.Laesgen_aesni_gcm_none_open_no8_5
-	movq	(%r10), %r12
-	movq	%r12, (%rbp)
-	xorq	(%rbx), %r12
-	movq	%r12, (%r11)
-	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-	addq	$8, %rbp
-.Laesgen_aesni_gcm_none_open_no8_5:
-	testq	$4, %r8
-	je	.Laesgen_aesni_gcm_none_open_no4_5
-	movl	(%r10), %r12d
-	movl	%r12d, (%rbp)
-	xorl	(%rbx), %r12d
-	movl	%r12d, (%r11)
-	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-	addq	$4, %rbp
-.Laesgen_aesni_gcm_none_open_no4_5:
-	testq	$2, %r8
-	je	.Laesgen_aesni_gcm_none_open_no2_5
-	movzbl	(%r10), %r12d
-	movb	%r12b, (%rbp)
-	xorb	(%rbx), %r12b
-	movb	%r12b, (%r11)
-	movzbl	1(%r10), %r12d
-	movb	%r12b, 1(%rbp)
-	xorb	1(%rbx), %r12b
-	movb	%r12b, 1(%r11)
-	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-	addq	$2, %rbp
-.Laesgen_aesni_gcm_none_open_no2_5:
-	testq	$1, %r8
-	je	.Laesgen_aesni_gcm_none_open_no1_5
-	movzbl	(%r10), %r12d
-	movb	%r12b, (%rbp)
-	xorb	(%rbx), %r12b
-	movb	%r12b, (%r11)
-.Laesgen_aesni_gcm_none_open_no1_5:
-	addq	%r8, %r9
-	addq	%r8, %rdx
-	subq	%r8, %rcx
-	addq	%r8, %rsi
-	cmpq	$16, %rsi
-	jne	.Laesgen_aesni_gcm_none_open_saved
-	vmovdqa	432(%rdi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_open_bulk:
-	movl	240(%rdi), %esi
-	cmpl	$128, %esi
-	je	.Laesgen_aesni_gcm_none_open_data128
-	cmpl	$192, %esi
-	je	.Laesgen_aesni_gcm_none_open_data192
-.Laesgen_aesni_gcm_none_open_data256:
-	vmovdqa	400(%rdi), %xmm1
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_small256
-.Laesgen_aesni_gcm_none_open_top256:
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_drain256
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%r9), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqu	16(%r9), %xmm13
-	vmovdqa	(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vmovdqu	32(%r9), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	32(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	48(%r9), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	80(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vmovdqu	64(%r9), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	112(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	80(%r9), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
-	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vmovdqu	96(%r9), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vmovdqa	160(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	176(%rdi), %xmm0
-	vmovdqu	112(%r9), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpslldq	$8, %xmm12, %xmm13
-	vmovdqa	208(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	224(%rdi), %xmm0
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rdx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rdx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rdx)
-	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rdx)
-	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rdx)
-	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rdx)
-	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rdx)
-	addq	$128, %r9
-	addq	$128, %rdx
-	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top256
-.Laesgen_aesni_gcm_none_open_drain256:
-.Laesgen_aesni_gcm_none_open_small256:
-.Laesgen_aesni_gcm_none_open_again4_256:
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next4_256
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	208(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	224(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rdx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rdx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rdx)
-	addq	$64, %r9
-	addq	$64, %rdx
-	subq	$64, %rcx
-.Laesgen_aesni_gcm_none_open_next4_256:
-.Laesgen_aesni_gcm_none_open_again1_256:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_256
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	addq	$16, %r9
-	addq	$16, %rdx
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_again1_256
-.Laesgen_aesni_gcm_none_open_next1_256:
-	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_none_open_end256
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
-	testq	$8, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no8_6
-	movq	(%r9), %r10
-	movq	%r10, (%r8)
-	xorq	(%rsi), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %r9
-	addq	$8, %rdx
-	addq	$8, %rsi
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_open_no8_6:
-	testq	$4, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no4_6
-	movl	(%r9), %r10d
-	movl	%r10d, (%r8)
-	xorl	(%rsi), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %r9
-	addq	$4, %rdx
-	addq	$4, %rsi
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_open_no4_6:
-	testq	$2, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no2_6
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-	movzbl	1(%r9), %r10d
-	movb	%r10b, 1(%r8)
-	xorb	1(%rsi), %r10b
-	movb	%r10b, 1(%rdx)
-	addq	$2, %r9
-	addq	$2, %rdx
-	addq	$2, %rsi
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_open_no2_6:
-	testq	$1, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no1_6
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-.Laesgen_aesni_gcm_none_open_no1_6:
-.Laesgen_aesni_gcm_none_open_end256:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_open_saved
-.Laesgen_aesni_gcm_none_open_data128:
-	vmovdqa	400(%rdi), %xmm1
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_small128
-.Laesgen_aesni_gcm_none_open_top128:
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_drain128
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%r9), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqu	16(%r9), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm9
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqu	32(%r9), %xmm13
-	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	48(%r9), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vmovdqu	64(%r9), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vmovdqu	80(%r9), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm0
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	96(%r9), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
-	vmovdqu	112(%r9), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rdx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rdx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rdx)
-	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rdx)
-	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rdx)
-	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rdx)
-	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rdx)
-	addq	$128, %r9
-	addq	$128, %rdx
-	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top128
-.Laesgen_aesni_gcm_none_open_drain128:
-.Laesgen_aesni_gcm_none_open_small128:
-.Laesgen_aesni_gcm_none_open_again4_128:
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next4_128
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rdx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rdx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rdx)
-	addq	$64, %r9
-	addq	$64, %rdx
-	subq	$64, %rcx
-.Laesgen_aesni_gcm_none_open_next4_128:
-.Laesgen_aesni_gcm_none_open_again1_128:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_128
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	addq	$16, %r9
-	addq	$16, %rdx
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_again1_128
-.Laesgen_aesni_gcm_none_open_next1_128:
-	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_none_open_end128
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
-	testq	$8, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no8_7
-	movq	(%r9), %r10
-	movq	%r10, (%r8)
-	xorq	(%rsi), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %r9
-	addq	$8, %rdx
-	addq	$8, %rsi
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_open_no8_7:
-	testq	$4, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no4_7
-	movl	(%r9), %r10d
-	movl	%r10d, (%r8)
-	xorl	(%rsi), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %r9
-	addq	$4, %rdx
-	addq	$4, %rsi
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_open_no4_7:
-	testq	$2, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no2_7
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-	movzbl	1(%r9), %r10d
-	movb	%r10b, 1(%r8)
-	xorb	1(%rsi), %r10b
-	movb	%r10b, 1(%rdx)
-	addq	$2, %r9
-	addq	$2, %rdx
-	addq	$2, %rsi
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_open_no2_7:
-	testq	$1, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no1_7
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-.Laesgen_aesni_gcm_none_open_no1_7:
-.Laesgen_aesni_gcm_none_open_end128:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_open_saved
-.Laesgen_aesni_gcm_none_open_data192:
-	vmovdqa	400(%rdi), %xmm1
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_small192
-.Laesgen_aesni_gcm_none_open_top192:
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_drain192
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%r9), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqu	16(%r9), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	32(%r9), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vmovdqa	32(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	48(%r9), %xmm13
-	vmovdqa	48(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	64(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	64(%r9), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vmovdqa	80(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vmovdqu	80(%r9), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	96(%r9), %xmm13
-	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vmovdqu	112(%r9), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rdx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rdx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rdx)
-	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rdx)
-	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rdx)
-	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rdx)
-	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rdx)
-	addq	$128, %r9
-	addq	$128, %rdx
-	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top192
-.Laesgen_aesni_gcm_none_open_drain192:
-.Laesgen_aesni_gcm_none_open_small192:
-.Laesgen_aesni_gcm_none_open_again4_192:
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next4_192
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rdx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rdx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rdx)
-	addq	$64, %r9
-	addq	$64, %rdx
-	subq	$64, %rcx
-.Laesgen_aesni_gcm_none_open_next4_192:
-.Laesgen_aesni_gcm_none_open_again1_192:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_192
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	addq	$16, %r9
-	addq	$16, %rdx
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_again1_192
-.Laesgen_aesni_gcm_none_open_next1_192:
-	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_none_open_end192
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
-	testq	$8, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no8_8
-	movq	(%r9), %r10
-	movq	%r10, (%r8)
-	xorq	(%rsi), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %r9
-	addq	$8, %rdx
-	addq	$8, %rsi
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_open_no8_8:
-	testq	$4, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no4_8
-	movl	(%r9), %r10d
-	movl	%r10d, (%r8)
-	xorl	(%rsi), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %r9
-	addq	$4, %rdx
-	addq	$4, %rsi
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_open_no4_8:
-	testq	$2, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no2_8
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-	movzbl	1(%r9), %r10d
-	movb	%r10b, 1(%r8)
-	xorb	1(%rsi), %r10b
-	movb	%r10b, 1(%rdx)
-	addq	$2, %r9
-	addq	$2, %rdx
-	addq	$2, %rsi
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_open_no2_8:
-	testq	$1, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no1_8
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-.Laesgen_aesni_gcm_none_open_no1_8:
-.Laesgen_aesni_gcm_none_open_end192:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_open_saved
-.Laesgen_aesni_gcm_none_open_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	vmovdqa	%xmm0, 416(%rbx)
+	movq	40(%rsp), %rdx
+	movq	48(%rsp), %rcx
+	movq	%rbx, %rdi
+	movq	%r9, %rsi
+	call	aesgen_aesni_gcm_none_decrypt_data
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 496(%rdi)
-	jne	.Laesgen_aesni_gcm_none_open_in_data_2
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rsi
+	cmpq	$0, 496(%rbx)
+	jne	.Laesgen_aesni_gcm_none_open_in_data
+	vmovdqa	416(%rbx), %xmm0
+	movq	480(%rbx), %rsi
 	testq	$15, %rsi
-	je	.Laesgen_aesni_gcm_none_open_flushed_3
-	vmovdqa	432(%rdi), %xmm1
+	je	.Laesgen_aesni_gcm_none_open_flushed_2
+	vmovdqa	432(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -6489,22 +2361,22 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_open_flushed_3:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
-.Laesgen_aesni_gcm_none_open_in_data_2:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rsi
+	vmovdqa	%xmm1, 432(%rbx)
+.Laesgen_aesni_gcm_none_open_flushed_2:
+	vmovdqa	%xmm0, 416(%rbx)
+	movq	$1, 496(%rbx)
+.Laesgen_aesni_gcm_none_open_in_data:
+	vmovdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %rsi
 	testq	$15, %rsi
-	je	.Laesgen_aesni_gcm_none_open_flushed_4
-	vmovdqa	432(%rdi), %xmm1
+	je	.Laesgen_aesni_gcm_none_open_flushed_3
+	vmovdqa	432(%rbx), %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -6517,19 +2389,19 @@ aesgen_aesni_gcm_none_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-.Laesgen_aesni_gcm_none_open_flushed_4:
-	movq	480(%rdi), %rsi
+.Laesgen_aesni_gcm_none_open_flushed_3:
+	movq	480(%rbx), %rsi
 	shlq	$3, %rsi
-	movq	488(%rdi), %r8
-	shlq	$3, %r8
-	vmovq	%r8, %xmm1
+	movq	488(%rbx), %rdi
+	shlq	$3, %rdi
+	vmovq	%rdi, %xmm1
 	vmovq	%rsi, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 368(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 368(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 368(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 368(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 368(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 368(%rbx), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -6543,10 +2415,10 @@ aesgen_aesni_gcm_none_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	384(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 464(%rdi)
+	vpxor	384(%rbx), %xmm0, %xmm0
+	vmovdqa	%xmm0, 464(%rbx)
 	xorq	%rsi, %rsi
-	leaq	464(%rdi), %rdi
+	leaq	464(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -6659,9 +2531,6 @@ aesgen_aesni_gcm_none_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
 .Laesgen_aesni_gcm_none_open_one:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	4
-.Laesgen_aesni_gcm_none_open_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -7333,4222 +3202,48 @@ aesgen_aesni_gcm_none_aad:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# encrypt(ctx, in, len, out): GCM encryption of the next len bytes, 8 registers of blocks and one reduction a loop.
+# encrypt(ctx, in, len, out): GCM encryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: AESNI, PCLMULQDQ, AVX
+# Requires: baseline x86-64
 	.text
 	.globl	aesgen_aesni_gcm_none_encrypt
 	.type	aesgen_aesni_gcm_none_encrypt, @function
 	.p2align	5
 aesgen_aesni_gcm_none_encrypt:
 	endbr64
-	pushq	%rbx
-	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
 	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_encrypt_refuse
-	cmpq	$0, 496(%rdi)
-	jne	.Laesgen_aesni_gcm_none_encrypt_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	testq	$15, %rax
-	je	.Laesgen_aesni_gcm_none_encrypt_flushed
-	vmovdqa	432(%rdi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_encrypt_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
-.Laesgen_aesni_gcm_none_encrypt_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
-	andq	$15, %rax
-	je	.Laesgen_aesni_gcm_none_encrypt_bulk
-	movq	$16, %r8
-	subq	%rax, %r8
-	cmpq	%rdx, %r8
-	cmovaq	%rdx, %r8
-	movq	%rsi, %r9
-	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
-	testq	$8, %r8
-	je	.Laesgen_aesni_gcm_none_encrypt_no8
-	movq	(%r9), %rbp
-	xorq	(%r11), %rbp
-	movq	%rbp, (%r10)
-	movq	%rbp, (%rbx)
-	addq	$8, %r9
-	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-.Laesgen_aesni_gcm_none_encrypt_no8:
-	testq	$4, %r8
-	je	.Laesgen_aesni_gcm_none_encrypt_no4
-	movl	(%r9), %ebp
-	xorl	(%r11), %ebp
-	movl	%ebp, (%r10)
-	movl	%ebp, (%rbx)
-	addq	$4, %r9
-	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-.Laesgen_aesni_gcm_none_encrypt_no4:
-	testq	$2, %r8
-	je	.Laesgen_aesni_gcm_none_encrypt_no2
-	movzbl	(%r9), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r11), %bpl
-	movb	%bpl, 1(%r10)
-	movb	%bpl, 1(%rbx)
-	addq	$2, %r9
-	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-.Laesgen_aesni_gcm_none_encrypt_no2:
-	testq	$1, %r8
-	je	.Laesgen_aesni_gcm_none_encrypt_no1
-	movzbl	(%r9), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-.Laesgen_aesni_gcm_none_encrypt_no1:
-	addq	%r8, %rsi
-	addq	%r8, %rcx
-	subq	%r8, %rdx
-	addq	%r8, %rax
-	cmpq	$16, %rax
-	jne	.Laesgen_aesni_gcm_none_encrypt_saved
-	vmovdqa	432(%rdi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_encrypt_bulk:
-	movl	240(%rdi), %eax
-	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_none_encrypt_data128
-	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_none_encrypt_data192
-.Laesgen_aesni_gcm_none_encrypt_data256:
-	vmovdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_small256
-.Laesgen_aesni_gcm_none_encrypt_first256:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_first_done256
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	208(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	224(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%rsi), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%rsi), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%rsi), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%rsi), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done256
-.Laesgen_aesni_gcm_none_encrypt_first_done256:
-.Laesgen_aesni_gcm_none_encrypt_top256:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_drain256
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-112(%rcx), %xmm13
-	vmovdqa	(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vmovdqu	-96(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	32(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	-80(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	80(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vmovdqu	-64(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	112(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
-	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vmovdqu	-32(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vmovdqa	160(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	176(%rdi), %xmm0
-	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpslldq	$8, %xmm12, %xmm13
-	vmovdqa	208(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	224(%rdi), %xmm0
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%rsi), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%rsi), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%rsi), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%rsi), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top256
-.Laesgen_aesni_gcm_none_encrypt_drain256:
-	vmovdqu	-128(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-.Laesgen_aesni_gcm_none_encrypt_small256:
-.Laesgen_aesni_gcm_none_encrypt_again4_256:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next4_256
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	208(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	224(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_encrypt_next4_256:
-.Laesgen_aesni_gcm_none_encrypt_again1_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next1_256
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_256
-.Laesgen_aesni_gcm_none_encrypt_next1_256:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_end256
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no8_2
-	movq	(%rsi), %r9
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	movq	%r9, (%r8)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_encrypt_no8_2:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no4_2
-	movl	(%rsi), %r9d
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	movl	%r9d, (%r8)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_encrypt_no4_2:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no2_2
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-	movzbl	1(%rsi), %r9d
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	movb	%r9b, 1(%r8)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_encrypt_no2_2:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no1_2
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-.Laesgen_aesni_gcm_none_encrypt_no1_2:
-.Laesgen_aesni_gcm_none_encrypt_end256:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
-.Laesgen_aesni_gcm_none_encrypt_data128:
-	vmovdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_small128
-.Laesgen_aesni_gcm_none_encrypt_first128:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_first_done128
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%rsi), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%rsi), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%rsi), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%rsi), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done128
-.Laesgen_aesni_gcm_none_encrypt_first_done128:
-.Laesgen_aesni_gcm_none_encrypt_top128:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_drain128
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqu	-96(%rcx), %xmm13
-	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vmovdqu	-64(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm0
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	-32(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
-	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%rsi), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%rsi), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%rsi), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%rsi), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top128
-.Laesgen_aesni_gcm_none_encrypt_drain128:
-	vmovdqu	-128(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-.Laesgen_aesni_gcm_none_encrypt_small128:
-.Laesgen_aesni_gcm_none_encrypt_again4_128:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next4_128
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_encrypt_next4_128:
-.Laesgen_aesni_gcm_none_encrypt_again1_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next1_128
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_128
-.Laesgen_aesni_gcm_none_encrypt_next1_128:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_end128
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no8_3
-	movq	(%rsi), %r9
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	movq	%r9, (%r8)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_encrypt_no8_3:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no4_3
-	movl	(%rsi), %r9d
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	movl	%r9d, (%r8)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_encrypt_no4_3:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no2_3
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-	movzbl	1(%rsi), %r9d
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	movb	%r9b, 1(%r8)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_encrypt_no2_3:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no1_3
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-.Laesgen_aesni_gcm_none_encrypt_no1_3:
-.Laesgen_aesni_gcm_none_encrypt_end128:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
-.Laesgen_aesni_gcm_none_encrypt_data192:
-	vmovdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_small192
-.Laesgen_aesni_gcm_none_encrypt_first192:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_first_done192
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm10
-	vpxor	%xmm10, %xmm2, %xmm2
-	vpxor	%xmm10, %xmm3, %xmm3
-	vpxor	%xmm10, %xmm4, %xmm4
-	vpxor	%xmm10, %xmm5, %xmm5
-	vpxor	%xmm10, %xmm6, %xmm6
-	vpxor	%xmm10, %xmm7, %xmm7
-	vpxor	%xmm10, %xmm8, %xmm8
-	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm10
-	vaesenc	%xmm10, %xmm2, %xmm2
-	vaesenc	%xmm10, %xmm3, %xmm3
-	vaesenc	%xmm10, %xmm4, %xmm4
-	vaesenc	%xmm10, %xmm5, %xmm5
-	vaesenc	%xmm10, %xmm6, %xmm6
-	vaesenc	%xmm10, %xmm7, %xmm7
-	vaesenc	%xmm10, %xmm8, %xmm8
-	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm10
-	vaesenclast	%xmm10, %xmm2, %xmm2
-	vaesenclast	%xmm10, %xmm3, %xmm3
-	vaesenclast	%xmm10, %xmm4, %xmm4
-	vaesenclast	%xmm10, %xmm5, %xmm5
-	vaesenclast	%xmm10, %xmm6, %xmm6
-	vaesenclast	%xmm10, %xmm7, %xmm7
-	vaesenclast	%xmm10, %xmm8, %xmm8
-	vaesenclast	%xmm10, %xmm9, %xmm9
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%rsi), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%rsi), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%rsi), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%rsi), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done192
-.Laesgen_aesni_gcm_none_encrypt_first_done192:
-.Laesgen_aesni_gcm_none_encrypt_top192:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_drain192
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-128(%rcx), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	-112(%rcx), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vmovdqa	32(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	-80(%rcx), %xmm13
-	vmovdqa	48(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	64(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	-64(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vmovdqa	80(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vmovdqu	-48(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	-32(%rcx), %xmm13
-	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vmovdqu	-16(%rcx), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%rsi), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%rsi), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%rsi), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%rsi), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top192
-.Laesgen_aesni_gcm_none_encrypt_drain192:
-	vmovdqu	-128(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-112(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-96(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-80(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-64(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	-16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-.Laesgen_aesni_gcm_none_encrypt_small192:
-.Laesgen_aesni_gcm_none_encrypt_again4_192:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next4_192
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_encrypt_next4_192:
-.Laesgen_aesni_gcm_none_encrypt_again1_192:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next1_192
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_192
-.Laesgen_aesni_gcm_none_encrypt_next1_192:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_end192
-	vpshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no8_4
-	movq	(%rsi), %r9
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	movq	%r9, (%r8)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_encrypt_no8_4:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no4_4
-	movl	(%rsi), %r9d
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	movl	%r9d, (%r8)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_encrypt_no4_4:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no2_4
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-	movzbl	1(%rsi), %r9d
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	movb	%r9b, 1(%r8)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_encrypt_no2_4:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no1_4
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-.Laesgen_aesni_gcm_none_encrypt_no1_4:
-.Laesgen_aesni_gcm_none_encrypt_end192:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
-.Laesgen_aesni_gcm_none_encrypt_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	call	aesgen_aesni_gcm_none_encrypt_data
 	xorl	%eax, %eax
-	vzeroall
-	popq	%rbp
-	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_none_encrypt_refuse:
 	movl	$-1, %eax
-	vzeroall
-	popq	%rbp
-	popq	%rbx
 	ret
 	.size	aesgen_aesni_gcm_none_encrypt, .-aesgen_aesni_gcm_none_encrypt
-	.section	.rodata
-	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_bswap128:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_step1:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
-# decrypt(ctx, in, len, out): GCM decryption of the next len bytes, 8 registers of blocks and one reduction a loop.
+# decrypt(ctx, in, len, out): GCM decryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: AESNI, PCLMULQDQ, AVX
+# Requires: baseline x86-64
 	.text
 	.globl	aesgen_aesni_gcm_none_decrypt
 	.type	aesgen_aesni_gcm_none_decrypt, @function
 	.p2align	5
 aesgen_aesni_gcm_none_decrypt:
 	endbr64
-	pushq	%rbx
-	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
 	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_decrypt_refuse
-	cmpq	$0, 496(%rdi)
-	jne	.Laesgen_aesni_gcm_none_decrypt_in_data
-	vmovdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	testq	$15, %rax
-	je	.Laesgen_aesni_gcm_none_decrypt_flushed
-	vmovdqa	432(%rdi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_decrypt_flushed:
-	vmovdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
-.Laesgen_aesni_gcm_none_decrypt_in_data:
-	vmovdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
-	andq	$15, %rax
-	je	.Laesgen_aesni_gcm_none_decrypt_bulk
-	movq	$16, %r8
-	subq	%rax, %r8
-	cmpq	%rdx, %r8
-	cmovaq	%rdx, %r8
-	movq	%rsi, %r9
-	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
-	testq	$8, %r8
-	je	.Laesgen_aesni_gcm_none_decrypt_no8
-	movq	(%r9), %rbp
-	movq	%rbp, (%rbx)
-	xorq	(%r11), %rbp
-	movq	%rbp, (%r10)
-	addq	$8, %r9
-	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-.Laesgen_aesni_gcm_none_decrypt_no8:
-	testq	$4, %r8
-	je	.Laesgen_aesni_gcm_none_decrypt_no4
-	movl	(%r9), %ebp
-	movl	%ebp, (%rbx)
-	xorl	(%r11), %ebp
-	movl	%ebp, (%r10)
-	addq	$4, %r9
-	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-.Laesgen_aesni_gcm_none_decrypt_no4:
-	testq	$2, %r8
-	je	.Laesgen_aesni_gcm_none_decrypt_no2
-	movzbl	(%r9), %ebp
-	movb	%bpl, (%rbx)
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movzbl	1(%r9), %ebp
-	movb	%bpl, 1(%rbx)
-	xorb	1(%r11), %bpl
-	movb	%bpl, 1(%r10)
-	addq	$2, %r9
-	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-.Laesgen_aesni_gcm_none_decrypt_no2:
-	testq	$1, %r8
-	je	.Laesgen_aesni_gcm_none_decrypt_no1
-	movzbl	(%r9), %ebp
-	movb	%bpl, (%rbx)
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-.Laesgen_aesni_gcm_none_decrypt_no1:
-	addq	%r8, %rsi
-	addq	%r8, %rcx
-	subq	%r8, %rdx
-	addq	%r8, %rax
-	cmpq	$16, %rax
-	jne	.Laesgen_aesni_gcm_none_decrypt_saved
-	vmovdqa	432(%rdi), %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_decrypt_bulk:
-	movl	240(%rdi), %eax
-	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_none_decrypt_data128
-	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_none_decrypt_data192
-.Laesgen_aesni_gcm_none_decrypt_data256:
-	vmovdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_small256
-.Laesgen_aesni_gcm_none_decrypt_top256:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_drain256
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm9
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	16(%rsi), %xmm13
-	vmovdqa	(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vmovdqu	32(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	32(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	48(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	80(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vmovdqu	64(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	112(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	80(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm10, %xmm10
-	vmovdqa	128(%rdi), %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vmovdqu	96(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vmovdqa	160(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm13, %xmm12, %xmm12
-	vmovdqa	176(%rdi), %xmm0
-	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpslldq	$8, %xmm12, %xmm13
-	vmovdqa	208(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	224(%rdi), %xmm0
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%rsi), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%rsi), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%rsi), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%rsi), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top256
-.Laesgen_aesni_gcm_none_decrypt_drain256:
-.Laesgen_aesni_gcm_none_decrypt_small256:
-.Laesgen_aesni_gcm_none_decrypt_again4_256:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next4_256
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	208(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	224(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_decrypt_next4_256:
-.Laesgen_aesni_gcm_none_decrypt_again1_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_256
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_256
-.Laesgen_aesni_gcm_none_decrypt_next1_256:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_end256
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no8_2
-	movq	(%rsi), %r9
-	movq	%r9, (%r8)
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_decrypt_no8_2:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no4_2
-	movl	(%rsi), %r9d
-	movl	%r9d, (%r8)
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_decrypt_no4_2:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no2_2
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movzbl	1(%rsi), %r9d
-	movb	%r9b, 1(%r8)
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_decrypt_no2_2:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no1_2
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-.Laesgen_aesni_gcm_none_decrypt_no1_2:
-.Laesgen_aesni_gcm_none_decrypt_end256:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
-.Laesgen_aesni_gcm_none_decrypt_data128:
-	vmovdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_small128
-.Laesgen_aesni_gcm_none_decrypt_top128:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_drain128
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm7, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm7
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm9
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm10, %xmm10
-	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqu	32(%rsi), %xmm13
-	vmovdqa	16(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpxor	%xmm14, %xmm12, %xmm12
-	vmovdqa	32(%rdi), %xmm0
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	48(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vmovdqu	64(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa	64(%rdi), %xmm0
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	80(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vmovdqu	80(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	96(%rdi), %xmm0
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	96(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	128(%rdi), %xmm0
-	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%rsi), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%rsi), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%rsi), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%rsi), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top128
-.Laesgen_aesni_gcm_none_decrypt_drain128:
-.Laesgen_aesni_gcm_none_decrypt_small128:
-.Laesgen_aesni_gcm_none_decrypt_again4_128:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next4_128
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_decrypt_next4_128:
-.Laesgen_aesni_gcm_none_decrypt_again1_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_128
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_128
-.Laesgen_aesni_gcm_none_decrypt_next1_128:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_end128
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no8_3
-	movq	(%rsi), %r9
-	movq	%r9, (%r8)
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_decrypt_no8_3:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no4_3
-	movl	(%rsi), %r9d
-	movl	%r9d, (%r8)
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_decrypt_no4_3:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no2_3
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movzbl	1(%rsi), %r9d
-	movb	%r9b, 1(%r8)
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_decrypt_no2_3:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no1_3
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-.Laesgen_aesni_gcm_none_decrypt_no1_3:
-.Laesgen_aesni_gcm_none_decrypt_end128:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
-.Laesgen_aesni_gcm_none_decrypt_data192:
-	vmovdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_small192
-.Laesgen_aesni_gcm_none_decrypt_top192:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_drain192
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	(%rsi), %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm6
-	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm7
-	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm12, %xmm12
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqu	16(%rsi), %xmm13
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm0
-	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpxor	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
-	vpxor	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm12, %xmm12
-	vpxor	%xmm0, %xmm9, %xmm9
-	vmovdqa	16(%rdi), %xmm0
-	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
-	vmovdqa	32(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	48(%rsi), %xmm13
-	vmovdqa	48(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
-	vmovdqa	64(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vmovdqu	64(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
-	vmovdqa	80(%rdi), %xmm0
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
-	vmovdqa	96(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vmovdqu	80(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
-	vmovdqa	112(%rdi), %xmm0
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqu	96(%rsi), %xmm13
-	vmovdqa	128(%rdi), %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
-	vmovdqa	144(%rdi), %xmm0
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vmovdqu	112(%rsi), %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	160(%rdi), %xmm0
-	vpxor	%xmm14, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm14, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm14, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	176(%rdi), %xmm0
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%xmm0, %xmm2, %xmm2
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm3, %xmm3
-	vaesenc	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%xmm0, %xmm5, %xmm5
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%xmm0, %xmm6, %xmm6
-	vaesenc	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%xmm0, %xmm8, %xmm8
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%xmm0, %xmm9, %xmm9
-	vmovdqa	192(%rdi), %xmm0
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm3, %xmm3
-	vaesenclast	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%xmm0, %xmm5, %xmm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm6, %xmm6
-	vaesenclast	%xmm0, %xmm7, %xmm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm8, %xmm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%xmm0, %xmm9, %xmm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vpxor	64(%rsi), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%rcx)
-	vpxor	80(%rsi), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%rcx)
-	vpxor	96(%rsi), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%rcx)
-	vpxor	112(%rsi), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top192
-.Laesgen_aesni_gcm_none_decrypt_drain192:
-.Laesgen_aesni_gcm_none_decrypt_small192:
-.Laesgen_aesni_gcm_none_decrypt_again4_192:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next4_192
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_decrypt_next4_192:
-.Laesgen_aesni_gcm_none_decrypt_again1_192:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_192
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
-	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_192
-.Laesgen_aesni_gcm_none_decrypt_next1_192:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_end192
-	vpshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no8_4
-	movq	(%rsi), %r9
-	movq	%r9, (%r8)
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_decrypt_no8_4:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no4_4
-	movl	(%rsi), %r9d
-	movl	%r9d, (%r8)
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_decrypt_no4_4:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no2_4
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movzbl	1(%rsi), %r9d
-	movb	%r9b, 1(%r8)
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_decrypt_no2_4:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no1_4
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-.Laesgen_aesni_gcm_none_decrypt_no1_4:
-.Laesgen_aesni_gcm_none_decrypt_end192:
-	vmovdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
-.Laesgen_aesni_gcm_none_decrypt_saved:
-	vmovdqa	%xmm0, 416(%rdi)
+	call	aesgen_aesni_gcm_none_decrypt_data
 	xorl	%eax, %eax
-	vzeroall
-	popq	%rbp
-	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_none_decrypt_refuse:
 	movl	$-1, %eax
-	vzeroall
-	popq	%rbp
-	popq	%rbx
 	ret
 	.size	aesgen_aesni_gcm_none_decrypt, .-aesgen_aesni_gcm_none_decrypt
-	.section	.rodata
-	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_bswap128:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_step1:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # finish_seal(ctx, tag, tag_len): write the first tag_len bytes of the tag.
@@ -11880,6 +3575,4200 @@ aesgen_aesni_gcm_none_wipe:
 	vzeroall
 	ret
 	.size	aesgen_aesni_gcm_none_wipe, .-aesgen_aesni_gcm_none_wipe
+
+
+# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
+# Called by seal and encrypt after their checks; not exported.
+# Requires: AESNI, PCLMULQDQ, AVX
+	.text
+	.type	aesgen_aesni_gcm_none_encrypt_data, @function
+	.p2align	5
+aesgen_aesni_gcm_none_encrypt_data:
+	endbr64
+	pushq	%rbx
+	pushq	%rbp
+	cmpq	$0, 496(%rdi)
+	jne	.Laesgen_aesni_gcm_none_encrypt_data_in_data
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	testq	$15, %rax
+	je	.Laesgen_aesni_gcm_none_encrypt_data_flushed
+	vmovdqa	432(%rdi), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 432(%rdi)
+.Laesgen_aesni_gcm_none_encrypt_data_flushed:
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
+.Laesgen_aesni_gcm_none_encrypt_data_in_data:
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
+	andq	$15, %rax
+	je	.Laesgen_aesni_gcm_none_encrypt_data_bulk
+	movq	$16, %r8
+	subq	%rax, %r8
+	cmpq	%rdx, %r8
+	cmovaq	%rdx, %r8
+	movq	%rsi, %r9
+	movq	%rcx, %r10
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
+	testq	$8, %r8
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no8
+	movq	(%r9), %rbp
+	xorq	(%r11), %rbp
+	movq	%rbp, (%r10)
+	movq	%rbp, (%rbx)
+	addq	$8, %r9
+	addq	$8, %r10
+	addq	$8, %r11
+	addq	$8, %rbx
+.Laesgen_aesni_gcm_none_encrypt_data_no8:
+	testq	$4, %r8
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no4
+	movl	(%r9), %ebp
+	xorl	(%r11), %ebp
+	movl	%ebp, (%r10)
+	movl	%ebp, (%rbx)
+	addq	$4, %r9
+	addq	$4, %r10
+	addq	$4, %r11
+	addq	$4, %rbx
+.Laesgen_aesni_gcm_none_encrypt_data_no4:
+	testq	$2, %r8
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no2
+	movzbl	(%r9), %ebp
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+	movb	%bpl, (%rbx)
+	movzbl	1(%r9), %ebp
+	xorb	1(%r11), %bpl
+	movb	%bpl, 1(%r10)
+	movb	%bpl, 1(%rbx)
+	addq	$2, %r9
+	addq	$2, %r10
+	addq	$2, %r11
+	addq	$2, %rbx
+.Laesgen_aesni_gcm_none_encrypt_data_no2:
+	testq	$1, %r8
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no1
+	movzbl	(%r9), %ebp
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+	movb	%bpl, (%rbx)
+.Laesgen_aesni_gcm_none_encrypt_data_no1:
+	addq	%r8, %rsi
+	addq	%r8, %rcx
+	subq	%r8, %rdx
+	addq	%r8, %rax
+	cmpq	$16, %rax
+	jne	.Laesgen_aesni_gcm_none_encrypt_data_saved
+	vmovdqa	432(%rdi), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 432(%rdi)
+.Laesgen_aesni_gcm_none_encrypt_data_bulk:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_none_encrypt_data_data128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_none_encrypt_data_data192
+.Laesgen_aesni_gcm_none_encrypt_data_data256:
+	vmovdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_small256
+.Laesgen_aesni_gcm_none_encrypt_data_first256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done256
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	208(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	224(%rdi), %xmm10
+	vaesenclast	%xmm10, %xmm2, %xmm2
+	vaesenclast	%xmm10, %xmm3, %xmm3
+	vaesenclast	%xmm10, %xmm4, %xmm4
+	vaesenclast	%xmm10, %xmm5, %xmm5
+	vaesenclast	%xmm10, %xmm6, %xmm6
+	vaesenclast	%xmm10, %xmm7, %xmm7
+	vaesenclast	%xmm10, %xmm8, %xmm8
+	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_first_done256
+.Laesgen_aesni_gcm_none_encrypt_data_first_done256:
+.Laesgen_aesni_gcm_none_encrypt_data_top256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain256
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm10
+	vmovdqa	128(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	160(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_top256
+.Laesgen_aesni_gcm_none_encrypt_data_drain256:
+	vmovdqu	-128(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-112(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+.Laesgen_aesni_gcm_none_encrypt_data_small256:
+.Laesgen_aesni_gcm_none_encrypt_data_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_256
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_data_next4_256:
+.Laesgen_aesni_gcm_none_encrypt_data_again1_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_256
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	208(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	224(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_again1_256
+.Laesgen_aesni_gcm_none_encrypt_data_next1_256:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_end256
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	208(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	224(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_2
+	movq	(%rsi), %r9
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	movq	%r9, (%r8)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no8_2:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no4_2
+	movl	(%rsi), %r9d
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	movl	%r9d, (%r8)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no4_2:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no2_2
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+	movzbl	1(%rsi), %r9d
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	movb	%r9b, 1(%r8)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no2_2:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no1_2
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+.Laesgen_aesni_gcm_none_encrypt_data_no1_2:
+.Laesgen_aesni_gcm_none_encrypt_data_end256:
+	vmovdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
+.Laesgen_aesni_gcm_none_encrypt_data_data128:
+	vmovdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_small128
+.Laesgen_aesni_gcm_none_encrypt_data_first128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done128
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
+	vaesenclast	%xmm10, %xmm2, %xmm2
+	vaesenclast	%xmm10, %xmm3, %xmm3
+	vaesenclast	%xmm10, %xmm4, %xmm4
+	vaesenclast	%xmm10, %xmm5, %xmm5
+	vaesenclast	%xmm10, %xmm6, %xmm6
+	vaesenclast	%xmm10, %xmm7, %xmm7
+	vaesenclast	%xmm10, %xmm8, %xmm8
+	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_first_done128
+.Laesgen_aesni_gcm_none_encrypt_data_first_done128:
+.Laesgen_aesni_gcm_none_encrypt_data_top128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain128
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm10, %xmm10
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqu	-96(%rcx), %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	32(%rdi), %xmm0
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-32(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_top128
+.Laesgen_aesni_gcm_none_encrypt_data_drain128:
+	vmovdqu	-128(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-112(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+.Laesgen_aesni_gcm_none_encrypt_data_small128:
+.Laesgen_aesni_gcm_none_encrypt_data_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_128
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_data_next4_128:
+.Laesgen_aesni_gcm_none_encrypt_data_again1_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_128
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_again1_128
+.Laesgen_aesni_gcm_none_encrypt_data_next1_128:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_end128
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_3
+	movq	(%rsi), %r9
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	movq	%r9, (%r8)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no8_3:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no4_3
+	movl	(%rsi), %r9d
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	movl	%r9d, (%r8)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no4_3:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no2_3
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+	movzbl	1(%rsi), %r9d
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	movb	%r9b, 1(%r8)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no2_3:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no1_3
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+.Laesgen_aesni_gcm_none_encrypt_data_no1_3:
+.Laesgen_aesni_gcm_none_encrypt_data_end128:
+	vmovdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
+.Laesgen_aesni_gcm_none_encrypt_data_data192:
+	vmovdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_small192
+.Laesgen_aesni_gcm_none_encrypt_data_first192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done192
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm10
+	vaesenclast	%xmm10, %xmm2, %xmm2
+	vaesenclast	%xmm10, %xmm3, %xmm3
+	vaesenclast	%xmm10, %xmm4, %xmm4
+	vaesenclast	%xmm10, %xmm5, %xmm5
+	vaesenclast	%xmm10, %xmm6, %xmm6
+	vaesenclast	%xmm10, %xmm7, %xmm7
+	vaesenclast	%xmm10, %xmm8, %xmm8
+	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_first_done192
+.Laesgen_aesni_gcm_none_encrypt_data_first_done192:
+.Laesgen_aesni_gcm_none_encrypt_data_top192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain192
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-128(%rcx), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	-112(%rcx), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	-80(%rcx), %xmm13
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	-64(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	-48(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	-32(%rcx), %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	-16(%rcx), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_top192
+.Laesgen_aesni_gcm_none_encrypt_data_drain192:
+	vmovdqu	-128(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 256(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 256(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 256(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 256(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-112(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 272(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 272(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-96(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 288(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-80(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 304(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 304(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-64(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	-16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+.Laesgen_aesni_gcm_none_encrypt_data_small192:
+.Laesgen_aesni_gcm_none_encrypt_data_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_192
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_data_next4_192:
+.Laesgen_aesni_gcm_none_encrypt_data_again1_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_192
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_again1_192
+.Laesgen_aesni_gcm_none_encrypt_data_next1_192:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_end192
+	vpshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_4
+	movq	(%rsi), %r9
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	movq	%r9, (%r8)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no8_4:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no4_4
+	movl	(%rsi), %r9d
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	movl	%r9d, (%r8)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no4_4:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no2_4
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+	movzbl	1(%rsi), %r9d
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	movb	%r9b, 1(%r8)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no2_4:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no1_4
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+.Laesgen_aesni_gcm_none_encrypt_data_no1_4:
+.Laesgen_aesni_gcm_none_encrypt_data_end192:
+	vmovdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
+.Laesgen_aesni_gcm_none_encrypt_data_saved:
+	vmovdqa	%xmm0, 416(%rdi)
+	vzeroall
+	popq	%rbp
+	popq	%rbx
+	ret
+	.size	aesgen_aesni_gcm_none_encrypt_data, .-aesgen_aesni_gcm_none_encrypt_data
+	.section	.rodata
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_bswap128:
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+
+
+# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
+# Called by open and decrypt after their checks; not exported.
+# Requires: AESNI, PCLMULQDQ, AVX
+	.text
+	.type	aesgen_aesni_gcm_none_decrypt_data, @function
+	.p2align	5
+aesgen_aesni_gcm_none_decrypt_data:
+	endbr64
+	pushq	%rbx
+	pushq	%rbp
+	cmpq	$0, 496(%rdi)
+	jne	.Laesgen_aesni_gcm_none_decrypt_data_in_data
+	vmovdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	testq	$15, %rax
+	je	.Laesgen_aesni_gcm_none_decrypt_data_flushed
+	vmovdqa	432(%rdi), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 432(%rdi)
+.Laesgen_aesni_gcm_none_decrypt_data_flushed:
+	vmovdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
+.Laesgen_aesni_gcm_none_decrypt_data_in_data:
+	vmovdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
+	andq	$15, %rax
+	je	.Laesgen_aesni_gcm_none_decrypt_data_bulk
+	movq	$16, %r8
+	subq	%rax, %r8
+	cmpq	%rdx, %r8
+	cmovaq	%rdx, %r8
+	movq	%rsi, %r9
+	movq	%rcx, %r10
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
+	testq	$8, %r8
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no8
+	movq	(%r9), %rbp
+	movq	%rbp, (%rbx)
+	xorq	(%r11), %rbp
+	movq	%rbp, (%r10)
+	addq	$8, %r9
+	addq	$8, %r10
+	addq	$8, %r11
+	addq	$8, %rbx
+.Laesgen_aesni_gcm_none_decrypt_data_no8:
+	testq	$4, %r8
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no4
+	movl	(%r9), %ebp
+	movl	%ebp, (%rbx)
+	xorl	(%r11), %ebp
+	movl	%ebp, (%r10)
+	addq	$4, %r9
+	addq	$4, %r10
+	addq	$4, %r11
+	addq	$4, %rbx
+.Laesgen_aesni_gcm_none_decrypt_data_no4:
+	testq	$2, %r8
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no2
+	movzbl	(%r9), %ebp
+	movb	%bpl, (%rbx)
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+	movzbl	1(%r9), %ebp
+	movb	%bpl, 1(%rbx)
+	xorb	1(%r11), %bpl
+	movb	%bpl, 1(%r10)
+	addq	$2, %r9
+	addq	$2, %r10
+	addq	$2, %r11
+	addq	$2, %rbx
+.Laesgen_aesni_gcm_none_decrypt_data_no2:
+	testq	$1, %r8
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no1
+	movzbl	(%r9), %ebp
+	movb	%bpl, (%rbx)
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+.Laesgen_aesni_gcm_none_decrypt_data_no1:
+	addq	%r8, %rsi
+	addq	%r8, %rcx
+	subq	%r8, %rdx
+	addq	%r8, %rax
+	cmpq	$16, %rax
+	jne	.Laesgen_aesni_gcm_none_decrypt_data_saved
+	vmovdqa	432(%rdi), %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 368(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 432(%rdi)
+.Laesgen_aesni_gcm_none_decrypt_data_bulk:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_none_decrypt_data_data128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_none_decrypt_data_data192
+.Laesgen_aesni_gcm_none_decrypt_data_data256:
+	vmovdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_small256
+.Laesgen_aesni_gcm_none_decrypt_data_top256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain256
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%rsi), %xmm13
+	vmovdqa	(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	32(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	112(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm10, %xmm10
+	vmovdqa	128(%rdi), %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	96(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	160(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm13, %xmm12, %xmm12
+	vmovdqa	176(%rdi), %xmm0
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpslldq	$8, %xmm12, %xmm13
+	vmovdqa	208(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	224(%rdi), %xmm0
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_top256
+.Laesgen_aesni_gcm_none_decrypt_data_drain256:
+.Laesgen_aesni_gcm_none_decrypt_data_small256:
+.Laesgen_aesni_gcm_none_decrypt_data_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next4_256
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_data_next4_256:
+.Laesgen_aesni_gcm_none_decrypt_data_again1_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next1_256
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	208(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	224(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_again1_256
+.Laesgen_aesni_gcm_none_decrypt_data_next1_256:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_end256
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	208(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	224(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_2
+	movq	(%rsi), %r9
+	movq	%r9, (%r8)
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no8_2:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no4_2
+	movl	(%rsi), %r9d
+	movl	%r9d, (%r8)
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no4_2:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no2_2
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movzbl	1(%rsi), %r9d
+	movb	%r9b, 1(%r8)
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no2_2:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no1_2
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+.Laesgen_aesni_gcm_none_decrypt_data_no1_2:
+.Laesgen_aesni_gcm_none_decrypt_data_end256:
+	vmovdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
+.Laesgen_aesni_gcm_none_decrypt_data_data128:
+	vmovdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_small128
+.Laesgen_aesni_gcm_none_decrypt_data_top128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain128
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm7, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpclmulqdq	$17, 256(%rdi), %xmm7, %xmm11
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$1, 256(%rdi), %xmm7, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$16, 256(%rdi), %xmm7, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%rsi), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm10, %xmm10
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqu	32(%rsi), %xmm13
+	vmovdqa	16(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpxor	%xmm14, %xmm12, %xmm12
+	vmovdqa	32(%rdi), %xmm0
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	48(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	48(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa	64(%rdi), %xmm0
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	80(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	96(%rdi), %xmm0
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	96(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	128(%rdi), %xmm0
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_top128
+.Laesgen_aesni_gcm_none_decrypt_data_drain128:
+.Laesgen_aesni_gcm_none_decrypt_data_small128:
+.Laesgen_aesni_gcm_none_decrypt_data_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next4_128
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_data_next4_128:
+.Laesgen_aesni_gcm_none_decrypt_data_again1_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next1_128
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_again1_128
+.Laesgen_aesni_gcm_none_decrypt_data_next1_128:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_end128
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_3
+	movq	(%rsi), %r9
+	movq	%r9, (%r8)
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no8_3:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no4_3
+	movl	(%rsi), %r9d
+	movl	%r9d, (%r8)
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no4_3:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no2_3
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movzbl	1(%rsi), %r9d
+	movb	%r9b, 1(%r8)
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no2_3:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no1_3
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+.Laesgen_aesni_gcm_none_decrypt_data_no1_3:
+.Laesgen_aesni_gcm_none_decrypt_data_end128:
+	vmovdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
+.Laesgen_aesni_gcm_none_decrypt_data_data192:
+	vmovdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_small192
+.Laesgen_aesni_gcm_none_decrypt_data_top192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain192
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	(%rsi), %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 256(%rdi), %xmm8, %xmm10
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpclmulqdq	$17, 256(%rdi), %xmm8, %xmm11
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm6
+	vpclmulqdq	$1, 256(%rdi), %xmm8, %xmm12
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm7
+	vpclmulqdq	$16, 256(%rdi), %xmm8, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm12, %xmm12
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqu	16(%rsi), %xmm13
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm0
+	vpclmulqdq	$0, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$17, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpxor	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$1, 272(%rdi), %xmm13, %xmm14
+	vpxor	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm12, %xmm12
+	vpxor	%xmm0, %xmm9, %xmm9
+	vmovdqa	16(%rdi), %xmm0
+	vpclmulqdq	$16, 272(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vmovdqu	32(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 288(%rdi), %xmm13, %xmm14
+	vmovdqa	32(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 288(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 288(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	48(%rsi), %xmm13
+	vmovdqa	48(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 304(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 304(%rdi), %xmm13, %xmm14
+	vmovdqa	64(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 304(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vmovdqu	64(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$0, 320(%rdi), %xmm13, %xmm14
+	vmovdqa	80(%rdi), %xmm0
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$1, 320(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$16, 320(%rdi), %xmm13, %xmm13
+	vmovdqa	96(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vmovdqu	80(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$0, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$17, 336(%rdi), %xmm13, %xmm14
+	vmovdqa	112(%rdi), %xmm0
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$16, 336(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqu	96(%rsi), %xmm13
+	vmovdqa	128(%rdi), %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$0, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vpclmulqdq	$17, 352(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vpclmulqdq	$1, 352(%rdi), %xmm13, %xmm14
+	vmovdqa	144(%rdi), %xmm0
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, 352(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vmovdqu	112(%rsi), %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$0, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	160(%rdi), %xmm0
+	vpxor	%xmm14, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm14, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$1, 368(%rdi), %xmm13, %xmm14
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm14, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, 368(%rdi), %xmm13, %xmm13
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	176(%rdi), %xmm0
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm3, %xmm3
+	vaesenc	%xmm0, %xmm4, %xmm4
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%xmm0, %xmm6, %xmm6
+	vaesenc	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%xmm0, %xmm9, %xmm9
+	vmovdqa	192(%rdi), %xmm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm3, %xmm3
+	vaesenclast	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%xmm0, %xmm5, %xmm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm7, %xmm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm8, %xmm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%xmm0, %xmm9, %xmm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vpxor	64(%rsi), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%rcx)
+	vpxor	80(%rsi), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%rcx)
+	vpxor	96(%rsi), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%rcx)
+	vpxor	112(%rsi), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_top192
+.Laesgen_aesni_gcm_none_decrypt_data_drain192:
+.Laesgen_aesni_gcm_none_decrypt_data_small192:
+.Laesgen_aesni_gcm_none_decrypt_data_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next4_192
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 320(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 320(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 320(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 320(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	16(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 336(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 336(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	32(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 352(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 352(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	48(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_data_next4_192:
+.Laesgen_aesni_gcm_none_decrypt_data_again1_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next1_192
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$0, 368(%rdi), %xmm2, %xmm0
+	vpclmulqdq	$17, 368(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 368(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$16, 368(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_again1_192
+.Laesgen_aesni_gcm_none_decrypt_data_next1_192:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_end192
+	vpshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_4
+	movq	(%rsi), %r9
+	movq	%r9, (%r8)
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no8_4:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no4_4
+	movl	(%rsi), %r9d
+	movl	%r9d, (%r8)
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no4_4:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no2_4
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movzbl	1(%rsi), %r9d
+	movb	%r9b, 1(%r8)
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no2_4:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no1_4
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+.Laesgen_aesni_gcm_none_decrypt_data_no1_4:
+.Laesgen_aesni_gcm_none_decrypt_data_end192:
+	vmovdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
+.Laesgen_aesni_gcm_none_decrypt_data_saved:
+	vmovdqa	%xmm0, 416(%rdi)
+	vzeroall
+	popq	%rbp
+	popq	%rbx
+	ret
+	.size	aesgen_aesni_gcm_none_decrypt_data, .-aesgen_aesni_gcm_none_decrypt_data
+	.section	.rodata
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_bswap128:
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

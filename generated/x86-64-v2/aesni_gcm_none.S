@@ -15,11 +15,13 @@
  *   aesgen_aesni_gcm_none_open   requires SSE2, SSSE3, AESNI, PCLMULQDQ
  *   aesgen_aesni_gcm_none_start   requires SSE2, SSSE3, AESNI, PCLMULQDQ
  *   aesgen_aesni_gcm_none_aad   requires SSE2, SSSE3, PCLMULQDQ
- *   aesgen_aesni_gcm_none_encrypt   requires SSE2, SSSE3, AESNI, PCLMULQDQ
- *   aesgen_aesni_gcm_none_decrypt   requires SSE2, SSSE3, AESNI, PCLMULQDQ
+ *   aesgen_aesni_gcm_none_encrypt
+ *   aesgen_aesni_gcm_none_decrypt
  *   aesgen_aesni_gcm_none_finish_seal   requires SSE2, SSSE3, PCLMULQDQ
  *   aesgen_aesni_gcm_none_finish_open   requires SSE2, SSSE3, PCLMULQDQ
  *   aesgen_aesni_gcm_none_wipe   requires SSE2
+ *   aesgen_aesni_gcm_none_encrypt_data   requires SSE2, SSSE3, AESNI, PCLMULQDQ
+ *   aesgen_aesni_gcm_none_decrypt_data   requires SSE2, SSSE3, AESNI, PCLMULQDQ
  */
 
 
@@ -974,94 +976,97 @@ aesgen_aesni_gcm_none_seal:
 	pushq	%rbx
 	pushq	%rbp
 	pushq	%r12
+	pushq	%r13
+	movq	%rdi, %rbx
+	movq	%r8, %rax
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_refuse
-	movq	56(%rsp), %rax
-	cmpq	$4, %rax
+	movq	64(%rsp), %rdi
+	cmpq	$4, %rdi
 	jb	.Laesgen_aesni_gcm_none_seal_refuse
-	cmpq	$16, %rax
+	cmpq	$16, %rdi
 	ja	.Laesgen_aesni_gcm_none_seal_refuse
-	movabsq	$0x1fffffffffffffff, %rax
-	cmpq	%rax, %r8
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %rax
 	ja	.Laesgen_aesni_gcm_none_seal_refuse
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rdi
 	movabsq	$0xfffffffe0, %r10
-	cmpq	%r10, %rax
+	cmpq	%r10, %rdi
 	ja	.Laesgen_aesni_gcm_none_seal_refuse
-	cmpl	$0, 240(%rdi)
+	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_none_seal_refuse
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	movdqa	%xmm0, 416(%rbx)
+	movdqa	%xmm0, 432(%rbx)
+	movq	$0, 480(%rbx)
+	movq	$0, 488(%rbx)
+	movq	$0, 496(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_long_nonce
-	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
-	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	movdqa	464(%rdi), %xmm0
+	movq	(%rsi), %rdx
+	movq	%rdx, 464(%rbx)
+	movl	8(%rsi), %edx
+	movl	%edx, 472(%rbx)
+	movl	$0x1000000, 476(%rbx)
+	movdqa	464(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
-	movq	%rdx, %rax
-	shlq	$3, %rax
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %r10
-	addq	%rdx, 488(%rdi)
+	movq	%rdx, %rdi
+	shlq	$3, %rdi
+	movdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %r10
+	addq	%rdx, 488(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	432(%rdi,%r10,1), %rbp
-	movq	%rsi, %rbx
+	leaq	432(%rbx,%r10,1), %r12
+	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no8
-	movq	(%rbx), %r12
-	movq	%r12, (%rbp)
-	addq	$8, %rbx
+	movq	(%rbp), %r13
+	movq	%r13, (%r12)
 	addq	$8, %rbp
+	addq	$8, %r12
 .Laesgen_aesni_gcm_none_seal_no8:
 	testq	$4, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no4
-	movl	(%rbx), %r12d
-	movl	%r12d, (%rbp)
-	addq	$4, %rbx
+	movl	(%rbp), %r13d
+	movl	%r13d, (%r12)
 	addq	$4, %rbp
+	addq	$4, %r12
 .Laesgen_aesni_gcm_none_seal_no4:
 	testq	$2, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no2
-	movzbl	(%rbx), %r12d
-	movb	%r12b, (%rbp)
-	movzbl	1(%rbx), %r12d
-	movb	%r12b, 1(%rbp)
-	addq	$2, %rbx
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+	movzbl	1(%rbp), %r13d
+	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
+	addq	$2, %r12
 .Laesgen_aesni_gcm_none_seal_no2:
 	testq	$1, %r11
 	je	.Laesgen_aesni_gcm_none_seal_no1
-	movzbl	(%rbx), %r12d
-	movb	%r12b, (%rbp)
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
 .Laesgen_aesni_gcm_none_seal_no1:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed
-	movdqa	432(%rdi), %xmm1
+	movdqa	432(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1079,7 +1084,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_seal_whole:
 .Laesgen_aesni_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1088,103 +1093,103 @@ aesgen_aesni_gcm_none_seal:
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 256(%rbx), %xmm3
+	pclmulqdq	$16, 256(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	16(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
+	pclmulqdq	$0, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rdi), %xmm4
+	pclmulqdq	$17, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm4
+	pclmulqdq	$1, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rdi), %xmm1
+	pclmulqdq	$16, 272(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	32(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
+	pclmulqdq	$0, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm4
+	pclmulqdq	$17, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm4
+	pclmulqdq	$1, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rdi), %xmm1
+	pclmulqdq	$16, 288(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	48(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
+	pclmulqdq	$0, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm4
+	pclmulqdq	$17, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm4
+	pclmulqdq	$1, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm1
+	pclmulqdq	$16, 304(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	64(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
+	pclmulqdq	$0, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm4
+	pclmulqdq	$17, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$1, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm1
+	pclmulqdq	$16, 320(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	80(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
+	pclmulqdq	$0, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rdi), %xmm4
+	pclmulqdq	$17, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rdi), %xmm4
+	pclmulqdq	$1, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rdi), %xmm1
+	pclmulqdq	$16, 336(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	96(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
+	pclmulqdq	$0, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm4
+	pclmulqdq	$17, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rdi), %xmm4
+	pclmulqdq	$1, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm1
+	pclmulqdq	$16, 352(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	112(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm4
+	pclmulqdq	$0, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rdi), %xmm4
+	pclmulqdq	$17, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$1, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1212,12 +1217,12 @@ aesgen_aesni_gcm_none_seal:
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1240,7 +1245,7 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_absorbed
-	leaq	432(%rdi), %r10
+	leaq	432(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
@@ -1270,21 +1275,21 @@ aesgen_aesni_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_seal_no1_2:
 .Laesgen_aesni_gcm_none_seal_absorbed:
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	movdqa	%xmm0, 416(%rbx)
+	movdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	432(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1302,17 +1307,17 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_seal_flushed:
-	movq	%rax, %xmm1
+	movq	%rdi, %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 368(%rdi), %xmm1
+	pclmulqdq	$0, 368(%rbx), %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm0
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm0
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, %xmm0
 	pslldq	$8, %xmm0
@@ -1332,158 +1337,158 @@ aesgen_aesni_gcm_none_seal:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	movdqa	%xmm1, 416(%rbx)
+	movq	$0, 488(%rbx)
 .Laesgen_aesni_gcm_none_seal_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
-	movdqa	%xmm1, 400(%rdi)
-	movl	240(%rdi), %eax
-	cmpl	$128, %eax
+	movdqa	%xmm1, 400(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_seal_aes128
-	cmpl	$192, %eax
+	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_none_seal_aes192
 .Laesgen_aesni_gcm_none_seal_aes256:
-	movdqa	(%rdi), %xmm1
+	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
-	movdqa	16(%rdi), %xmm1
+	movdqa	16(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	32(%rdi), %xmm1
+	movdqa	32(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
+	movdqa	48(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
+	movdqa	64(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
+	movdqa	80(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
+	movdqa	96(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
+	movdqa	112(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
+	movdqa	128(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
+	movdqa	144(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
+	movdqa	160(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	176(%rdi), %xmm1
+	movdqa	176(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	192(%rdi), %xmm1
+	movdqa	192(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	208(%rdi), %xmm1
+	movdqa	208(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	224(%rdi), %xmm1
+	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes128:
-	movdqa	(%rdi), %xmm1
+	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
-	movdqa	16(%rdi), %xmm1
+	movdqa	16(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	32(%rdi), %xmm1
+	movdqa	32(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
+	movdqa	48(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
+	movdqa	64(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
+	movdqa	80(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
+	movdqa	96(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
+	movdqa	112(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
+	movdqa	128(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
+	movdqa	144(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
+	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes192:
-	movdqa	(%rdi), %xmm1
+	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
-	movdqa	16(%rdi), %xmm1
+	movdqa	16(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	32(%rdi), %xmm1
+	movdqa	32(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
+	movdqa	48(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
+	movdqa	64(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
+	movdqa	80(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
+	movdqa	96(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
+	movdqa	112(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
+	movdqa	128(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
+	movdqa	144(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
+	movdqa	160(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	176(%rdi), %xmm1
+	movdqa	176(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	192(%rdi), %xmm1
+	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_aes_done
 .Laesgen_aesni_gcm_none_seal_aes_done:
-	movdqa	%xmm0, 384(%rdi)
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	addq	%r8, 480(%rdi)
-	andq	$15, %rax
+	movdqa	%xmm0, 384(%rbx)
+	movdqa	416(%rbx), %xmm0
+	movq	480(%rbx), %rdx
+	addq	%rax, 480(%rbx)
+	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_whole_2
-	movq	$16, %rdx
-	subq	%rax, %rdx
-	cmpq	%r8, %rdx
-	cmovaq	%r8, %rdx
-	leaq	432(%rdi,%rax,1), %r10
-	movq	%rcx, %rsi
-	testq	$8, %rdx
+	movq	$16, %rsi
+	subq	%rdx, %rsi
+	cmpq	%rax, %rsi
+	cmovaq	%rax, %rsi
+	leaq	432(%rbx,%rdx,1), %r10
+	movq	%rcx, %rdi
+	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_seal_no8_3
-	movq	(%rsi), %r11
+	movq	(%rdi), %r11
 	movq	%r11, (%r10)
-	addq	$8, %rsi
+	addq	$8, %rdi
 	addq	$8, %r10
 .Laesgen_aesni_gcm_none_seal_no8_3:
-	testq	$4, %rdx
+	testq	$4, %rsi
 	je	.Laesgen_aesni_gcm_none_seal_no4_3
-	movl	(%rsi), %r11d
+	movl	(%rdi), %r11d
 	movl	%r11d, (%r10)
-	addq	$4, %rsi
+	addq	$4, %rdi
 	addq	$4, %r10
 .Laesgen_aesni_gcm_none_seal_no4_3:
-	testq	$2, %rdx
+	testq	$2, %rsi
 	je	.Laesgen_aesni_gcm_none_seal_no2_3
-	movzbl	(%rsi), %r11d
+	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
+	movzbl	1(%rdi), %r11d
 	movb	%r11b, 1(%r10)
-	addq	$2, %rsi
+	addq	$2, %rdi
 	addq	$2, %r10
 .Laesgen_aesni_gcm_none_seal_no2_3:
-	testq	$1, %rdx
+	testq	$1, %rsi
 	je	.Laesgen_aesni_gcm_none_seal_no1_3
-	movzbl	(%rsi), %r11d
+	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_seal_no1_3:
-	addq	%rdx, %rcx
-	subq	%rdx, %r8
-	addq	%rdx, %rax
-	cmpq	$16, %rax
+	addq	%rsi, %rcx
+	subq	%rsi, %rax
+	addq	%rsi, %rdx
+	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	432(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1501,112 +1506,112 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_seal_whole_2:
 .Laesgen_aesni_gcm_none_seal_hash8_2:
-	cmpq	$128, %r8
+	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_hashed8_2
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 256(%rbx), %xmm3
+	pclmulqdq	$16, 256(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	16(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
+	pclmulqdq	$0, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rdi), %xmm4
+	pclmulqdq	$17, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm4
+	pclmulqdq	$1, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rdi), %xmm1
+	pclmulqdq	$16, 272(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	32(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
+	pclmulqdq	$0, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm4
+	pclmulqdq	$17, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm4
+	pclmulqdq	$1, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rdi), %xmm1
+	pclmulqdq	$16, 288(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	48(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
+	pclmulqdq	$0, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm4
+	pclmulqdq	$17, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm4
+	pclmulqdq	$1, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm1
+	pclmulqdq	$16, 304(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	64(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
+	pclmulqdq	$0, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm4
+	pclmulqdq	$17, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$1, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm1
+	pclmulqdq	$16, 320(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	80(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
+	pclmulqdq	$0, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rdi), %xmm4
+	pclmulqdq	$17, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rdi), %xmm4
+	pclmulqdq	$1, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rdi), %xmm1
+	pclmulqdq	$16, 336(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	96(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
+	pclmulqdq	$0, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm4
+	pclmulqdq	$17, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rdi), %xmm4
+	pclmulqdq	$1, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm1
+	pclmulqdq	$16, 352(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	112(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm4
+	pclmulqdq	$0, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rdi), %xmm4
+	pclmulqdq	$17, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$1, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1624,22 +1629,22 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	addq	$128, %rcx
-	subq	$128, %r8
+	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_none_seal_hash8_2
 .Laesgen_aesni_gcm_none_seal_hashed8_2:
 .Laesgen_aesni_gcm_none_seal_hash1_2:
-	cmpq	$16, %r8
+	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_seal_hashed1_2
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1657,60 +1662,65 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	addq	$16, %rcx
-	subq	$16, %r8
+	subq	$16, %rax
 	jmp	.Laesgen_aesni_gcm_none_seal_hash1_2
 .Laesgen_aesni_gcm_none_seal_hashed1_2:
-	testq	%r8, %r8
+	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_seal_absorbed_2
-	leaq	432(%rdi), %rax
-	testq	$8, %r8
+	leaq	432(%rbx), %rdx
+	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no8_4
-	movq	(%rcx), %rdx
-	movq	%rdx, (%rax)
+	movq	(%rcx), %rsi
+	movq	%rsi, (%rdx)
 	addq	$8, %rcx
-	addq	$8, %rax
+	addq	$8, %rdx
 .Laesgen_aesni_gcm_none_seal_no8_4:
-	testq	$4, %r8
+	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no4_4
-	movl	(%rcx), %edx
-	movl	%edx, (%rax)
+	movl	(%rcx), %esi
+	movl	%esi, (%rdx)
 	addq	$4, %rcx
-	addq	$4, %rax
+	addq	$4, %rdx
 .Laesgen_aesni_gcm_none_seal_no4_4:
-	testq	$2, %r8
+	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no2_4
-	movzbl	(%rcx), %edx
-	movb	%dl, (%rax)
-	movzbl	1(%rcx), %edx
-	movb	%dl, 1(%rax)
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+	movzbl	1(%rcx), %esi
+	movb	%sil, 1(%rdx)
 	addq	$2, %rcx
-	addq	$2, %rax
+	addq	$2, %rdx
 .Laesgen_aesni_gcm_none_seal_no2_4:
-	testq	$1, %r8
+	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no1_4
-	movzbl	(%rcx), %edx
-	movb	%dl, (%rax)
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_seal_no1_4:
 .Laesgen_aesni_gcm_none_seal_absorbed_2:
-	movdqa	%xmm0, 416(%rdi)
-	movq	32(%rsp), %rax
-	movq	40(%rsp), %rcx
-	cmpq	$0, 496(%rdi)
+	movdqa	%xmm0, 416(%rbx)
+	movq	40(%rsp), %rdx
+	movq	48(%rsp), %rcx
+	movq	%rbx, %rdi
+	movq	%r9, %rsi
+	call	aesgen_aesni_gcm_none_encrypt_data
+	movq	56(%rsp), %rax
+	movq	64(%rsp), %rcx
+	cmpq	$0, 496(%rbx)
 	jne	.Laesgen_aesni_gcm_none_seal_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
+	movdqa	416(%rbx), %xmm0
+	movq	480(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	432(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -1728,2813 +1738,25 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_seal_flushed_2:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
+	movdqa	%xmm0, 416(%rbx)
+	movq	$1, 496(%rbx)
 .Laesgen_aesni_gcm_none_seal_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
-	addq	%rax, 488(%rdi)
-	andq	$15, %rdx
-	je	.Laesgen_aesni_gcm_none_seal_bulk
-	movq	$16, %rsi
-	subq	%rdx, %rsi
-	cmpq	%rax, %rsi
-	cmovaq	%rax, %rsi
-	movq	%r9, %r8
-	movq	%rcx, %r10
-	leaq	448(%rdi,%rdx,1), %r11
-	leaq	432(%rdi,%rdx,1), %rbx
-	testq	$8, %rsi
-	je	.Laesgen_aesni_gcm_none_seal_no8_5
-	movq	(%r8), %rbp
-	xorq	(%r11), %rbp
-	movq	%rbp, (%r10)
-	movq	%rbp, (%rbx)
-	addq	$8, %r8
-	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-.Laesgen_aesni_gcm_none_seal_no8_5:
-	testq	$4, %rsi
-	je	.Laesgen_aesni_gcm_none_seal_no4_5
-	movl	(%r8), %ebp
-	xorl	(%r11), %ebp
-	movl	%ebp, (%r10)
-	movl	%ebp, (%rbx)
-	addq	$4, %r8
-	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-.Laesgen_aesni_gcm_none_seal_no4_5:
-	testq	$2, %rsi
-	je	.Laesgen_aesni_gcm_none_seal_no2_5
-	movzbl	(%r8), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-	movzbl	1(%r8), %ebp
-	xorb	1(%r11), %bpl
-	movb	%bpl, 1(%r10)
-	movb	%bpl, 1(%rbx)
-	addq	$2, %r8
-	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-.Laesgen_aesni_gcm_none_seal_no2_5:
-	testq	$1, %rsi
-	je	.Laesgen_aesni_gcm_none_seal_no1_5
-	movzbl	(%r8), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-.Laesgen_aesni_gcm_none_seal_no1_5:
-	addq	%rsi, %r9
-	addq	%rsi, %rcx
-	subq	%rsi, %rax
-	addq	%rsi, %rdx
-	cmpq	$16, %rdx
-	jne	.Laesgen_aesni_gcm_none_seal_saved
-	movdqa	432(%rdi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_seal_bulk:
-	movl	240(%rdi), %edx
-	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_none_seal_data128
-	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_none_seal_data192
-.Laesgen_aesni_gcm_none_seal_data256:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_small256
-.Laesgen_aesni_gcm_none_seal_first256:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_first_done256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	176(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	192(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	208(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	224(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
-	movdqu	(%r9), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%r9), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%r9), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%r9), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%r9), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_first_done256
-.Laesgen_aesni_gcm_none_seal_first_done256:
-.Laesgen_aesni_gcm_none_seal_top256:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_drain256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqu	-128(%rcx), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm7, %xmm10
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	movdqa	%xmm7, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	movdqa	%xmm7, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm6
-	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
-	pxor	%xmm0, %xmm12
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
-	movdqu	-112(%rcx), %xmm13
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	movdqa	%xmm1, %xmm8
-	movdqa	%xmm13, %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	%xmm1, %xmm9
-	pxor	%xmm0, %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
-	movdqa	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm14
-	movdqa	(%rdi), %xmm0
-	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm14
-	pxor	%xmm0, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
-	pxor	%xmm0, %xmm7
-	pxor	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	16(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqu	-96(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	movdqa	32(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	48(%rdi), %xmm0
-	movdqu	-80(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	80(%rdi), %xmm0
-	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	112(%rdi), %xmm0
-	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	128(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	-32(%rcx), %xmm13
-	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	-16(%rcx), %xmm13
-	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	192(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm12, %xmm13
-	movdqa	208(%rdi), %xmm0
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm10, %xmm12
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	224(%rdi), %xmm0
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm2
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm3
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm4
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm5
-	aesenclast	%xmm0, %xmm6
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm7
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm11, %xmm10
-	aesenclast	%xmm0, %xmm9
-	movdqa	%xmm10, %xmm0
-	movdqu	(%r9), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%r9), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%r9), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%r9), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%r9), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top256
-.Laesgen_aesni_gcm_none_seal_drain256:
-	movdqu	-128(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-.Laesgen_aesni_gcm_none_seal_small256:
-.Laesgen_aesni_gcm_none_seal_again4_256:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next4_256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	176(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	192(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	208(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	224(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%r9), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$64, %r9
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_aesni_gcm_none_seal_next4_256:
-.Laesgen_aesni_gcm_none_seal_again1_256:
-	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next1_256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	208(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	224(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%r9), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$16, %r9
-	addq	$16, %rcx
-	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_again1_256
-.Laesgen_aesni_gcm_none_seal_next1_256:
-	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_none_seal_end256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	208(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	224(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
-	testq	$8, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no8_6
-	movq	(%r9), %r8
-	xorq	(%rdx), %r8
-	movq	%r8, (%rcx)
-	movq	%r8, (%rsi)
-	addq	$8, %r9
-	addq	$8, %rcx
-	addq	$8, %rdx
-	addq	$8, %rsi
-.Laesgen_aesni_gcm_none_seal_no8_6:
-	testq	$4, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no4_6
-	movl	(%r9), %r8d
-	xorl	(%rdx), %r8d
-	movl	%r8d, (%rcx)
-	movl	%r8d, (%rsi)
-	addq	$4, %r9
-	addq	$4, %rcx
-	addq	$4, %rdx
-	addq	$4, %rsi
-.Laesgen_aesni_gcm_none_seal_no4_6:
-	testq	$2, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no2_6
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-	movzbl	1(%r9), %r8d
-	xorb	1(%rdx), %r8b
-	movb	%r8b, 1(%rcx)
-	movb	%r8b, 1(%rsi)
-	addq	$2, %r9
-	addq	$2, %rcx
-	addq	$2, %rdx
-	addq	$2, %rsi
-.Laesgen_aesni_gcm_none_seal_no2_6:
-	testq	$1, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no1_6
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-.Laesgen_aesni_gcm_none_seal_no1_6:
-.Laesgen_aesni_gcm_none_seal_end256:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_seal_saved
-.Laesgen_aesni_gcm_none_seal_data128:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_small128
-.Laesgen_aesni_gcm_none_seal_first128:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_first_done128
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
-	movdqu	(%r9), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%r9), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%r9), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%r9), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%r9), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_first_done128
-.Laesgen_aesni_gcm_none_seal_first_done128:
-.Laesgen_aesni_gcm_none_seal_top128:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_drain128
-	movdqa	%xmm1, %xmm2
-	movdqu	-128(%rcx), %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm1, %xmm3
-	movdqa	%xmm6, %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	movdqa	%xmm6, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	pclmulqdq	$16, 256(%rdi), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm6
-	movdqu	-112(%rcx), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm8
-	movdqa	%xmm1, %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
-	pxor	%xmm8, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm9
-	movdqa	%xmm1, %xmm8
-	pclmulqdq	$17, 272(%rdi), %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
-	pxor	%xmm9, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
-	movdqa	%xmm1, %xmm9
-	pclmulqdq	$1, 272(%rdi), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
-	pxor	%xmm13, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
-	movdqa	(%rdi), %xmm0
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm3
-	movdqu	-96(%rcx), %xmm13
-	pxor	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	pxor	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm6
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	pxor	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	movdqa	16(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	-80(%rcx), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
-	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	movdqa	80(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	96(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	-32(%rcx), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	movdqa	112(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	movdqa	128(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm5
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm8
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm3
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm4
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm5
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm6
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm7
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm9
-	pxor	%xmm11, %xmm10
-	movdqa	%xmm10, %xmm0
-	movdqu	(%r9), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%r9), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%r9), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%r9), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%r9), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top128
-.Laesgen_aesni_gcm_none_seal_drain128:
-	movdqu	-128(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-.Laesgen_aesni_gcm_none_seal_small128:
-.Laesgen_aesni_gcm_none_seal_again4_128:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next4_128
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%r9), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$64, %r9
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_aesni_gcm_none_seal_next4_128:
-.Laesgen_aesni_gcm_none_seal_again1_128:
-	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next1_128
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%r9), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$16, %r9
-	addq	$16, %rcx
-	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_again1_128
-.Laesgen_aesni_gcm_none_seal_next1_128:
-	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_none_seal_end128
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
-	testq	$8, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no8_7
-	movq	(%r9), %r8
-	xorq	(%rdx), %r8
-	movq	%r8, (%rcx)
-	movq	%r8, (%rsi)
-	addq	$8, %r9
-	addq	$8, %rcx
-	addq	$8, %rdx
-	addq	$8, %rsi
-.Laesgen_aesni_gcm_none_seal_no8_7:
-	testq	$4, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no4_7
-	movl	(%r9), %r8d
-	xorl	(%rdx), %r8d
-	movl	%r8d, (%rcx)
-	movl	%r8d, (%rsi)
-	addq	$4, %r9
-	addq	$4, %rcx
-	addq	$4, %rdx
-	addq	$4, %rsi
-.Laesgen_aesni_gcm_none_seal_no4_7:
-	testq	$2, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no2_7
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-	movzbl	1(%r9), %r8d
-	xorb	1(%rdx), %r8b
-	movb	%r8b, 1(%rcx)
-	movb	%r8b, 1(%rsi)
-	addq	$2, %r9
-	addq	$2, %rcx
-	addq	$2, %rdx
-	addq	$2, %rsi
-.Laesgen_aesni_gcm_none_seal_no2_7:
-	testq	$1, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no1_7
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-.Laesgen_aesni_gcm_none_seal_no1_7:
-.Laesgen_aesni_gcm_none_seal_end128:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_seal_saved
-.Laesgen_aesni_gcm_none_seal_data192:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_small192
-.Laesgen_aesni_gcm_none_seal_first192:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_first_done192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	176(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	192(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
-	movdqu	(%r9), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%r9), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%r9), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%r9), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%r9), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_first_done192
-.Laesgen_aesni_gcm_none_seal_first_done192:
-.Laesgen_aesni_gcm_none_seal_top192:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_drain192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	%xmm1, %xmm4
-	movdqa	%xmm6, %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm0
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm6
-	pxor	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqu	-112(%rcx), %xmm13
-	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm7
-	movdqa	%xmm13, %xmm0
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	%xmm1, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm8
-	pxor	%xmm0, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
-	movdqa	%xmm1, %xmm9
-	pclmulqdq	$17, 272(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm9
-	pxor	%xmm0, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm14
-	movdqa	(%rdi), %xmm0
-	pclmulqdq	$1, 272(%rdi), %xmm14
-	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm7
-	movdqu	-96(%rcx), %xmm13
-	pxor	%xmm0, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	16(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	32(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	-80(%rcx), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	48(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
-	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	80(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	-48(%rcx), %xmm13
-	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
-	movdqu	-32(%rcx), %xmm13
-	aesenc	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm9
-	movdqa	176(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm3
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm6
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm10, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	192(%rdi), %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm2
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm3
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm4
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm5
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm6
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm7
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm11, %xmm10
-	aesenclast	%xmm0, %xmm9
-	movdqa	%xmm10, %xmm0
-	movdqu	(%r9), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%r9), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%r9), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%r9), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%r9), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %r9
-	addq	$128, %rcx
-	subq	$128, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_top192
-.Laesgen_aesni_gcm_none_seal_drain192:
-	movdqu	-128(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-.Laesgen_aesni_gcm_none_seal_small192:
-.Laesgen_aesni_gcm_none_seal_again4_192:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next4_192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	176(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	192(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%r9), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$64, %r9
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_aesni_gcm_none_seal_next4_192:
-.Laesgen_aesni_gcm_none_seal_again1_192:
-	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_none_seal_next1_192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%r9), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$16, %r9
-	addq	$16, %rcx
-	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_none_seal_again1_192
-.Laesgen_aesni_gcm_none_seal_next1_192:
-	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_none_seal_end192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_seal_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rdx
-	leaq	432(%rdi), %rsi
-	testq	$8, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no8_8
-	movq	(%r9), %r8
-	xorq	(%rdx), %r8
-	movq	%r8, (%rcx)
-	movq	%r8, (%rsi)
-	addq	$8, %r9
-	addq	$8, %rcx
-	addq	$8, %rdx
-	addq	$8, %rsi
-.Laesgen_aesni_gcm_none_seal_no8_8:
-	testq	$4, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no4_8
-	movl	(%r9), %r8d
-	xorl	(%rdx), %r8d
-	movl	%r8d, (%rcx)
-	movl	%r8d, (%rsi)
-	addq	$4, %r9
-	addq	$4, %rcx
-	addq	$4, %rdx
-	addq	$4, %rsi
-.Laesgen_aesni_gcm_none_seal_no4_8:
-	testq	$2, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no2_8
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-	movzbl	1(%r9), %r8d
-	xorb	1(%rdx), %r8b
-	movb	%r8b, 1(%rcx)
-	movb	%r8b, 1(%rsi)
-	addq	$2, %r9
-	addq	$2, %rcx
-	addq	$2, %rdx
-	addq	$2, %rsi
-.Laesgen_aesni_gcm_none_seal_no2_8:
-	testq	$1, %rax
-	je	.Laesgen_aesni_gcm_none_seal_no1_8
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-.Laesgen_aesni_gcm_none_seal_no1_8:
-.Laesgen_aesni_gcm_none_seal_end192:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_seal_saved
-.Laesgen_aesni_gcm_none_seal_saved:
-	movdqa	%xmm0, 416(%rdi)
-	movq	48(%rsp), %rax
-	movq	56(%rsp), %rcx
-	cmpq	$0, 496(%rdi)
-	jne	.Laesgen_aesni_gcm_none_seal_in_data_2
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
+	movdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_seal_flushed_3
-	movdqa	432(%rdi), %xmm1
+	movdqa	432(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -4551,58 +1773,22 @@ aesgen_aesni_gcm_none_seal:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
 .Laesgen_aesni_gcm_none_seal_flushed_3:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
-.Laesgen_aesni_gcm_none_seal_in_data_2:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_aesni_gcm_none_seal_flushed_4
-	movdqa	432(%rdi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-.Laesgen_aesni_gcm_none_seal_flushed_4:
-	movq	480(%rdi), %rdx
+	movq	480(%rbx), %rdx
 	shlq	$3, %rdx
-	movq	488(%rdi), %rsi
+	movq	488(%rbx), %rsi
 	shlq	$3, %rsi
 	movq	%rsi, %xmm1
 	movq	%rdx, %xmm2
 	punpcklqdq	%xmm2, %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 368(%rdi), %xmm1
+	pclmulqdq	$0, 368(%rbx), %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm0
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm0
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, %xmm0
 	pslldq	$8, %xmm0
@@ -4620,9 +1806,9 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
-	pxor	384(%rdi), %xmm1
-	movdqa	%xmm1, 464(%rdi)
-	leaq	464(%rdi), %rdx
+	pxor	384(%rbx), %xmm1
+	movdqa	%xmm1, 464(%rbx)
+	leaq	464(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_aesni_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -4633,49 +1819,40 @@ aesgen_aesni_gcm_none_seal:
 	addq	$16, %rax
 .Laesgen_aesni_gcm_none_seal_no16:
 	testq	$8, %rcx
-	je	.Laesgen_aesni_gcm_none_seal_no8_9
+	je	.Laesgen_aesni_gcm_none_seal_no8_5
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	addq	$8, %rdx
 	addq	$8, %rax
-.Laesgen_aesni_gcm_none_seal_no8_9:
+.Laesgen_aesni_gcm_none_seal_no8_5:
 	testq	$4, %rcx
-	je	.Laesgen_aesni_gcm_none_seal_no4_9
+	je	.Laesgen_aesni_gcm_none_seal_no4_5
 	movl	(%rdx), %esi
 	movl	%esi, (%rax)
 	addq	$4, %rdx
 	addq	$4, %rax
-.Laesgen_aesni_gcm_none_seal_no4_9:
+.Laesgen_aesni_gcm_none_seal_no4_5:
 	testq	$2, %rcx
-	je	.Laesgen_aesni_gcm_none_seal_no2_9
+	je	.Laesgen_aesni_gcm_none_seal_no2_5
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 	movzbl	1(%rdx), %esi
 	movb	%sil, 1(%rax)
 	addq	$2, %rdx
 	addq	$2, %rax
-.Laesgen_aesni_gcm_none_seal_no2_9:
+.Laesgen_aesni_gcm_none_seal_no2_5:
 	testq	$1, %rcx
-	je	.Laesgen_aesni_gcm_none_seal_no1_9
+	je	.Laesgen_aesni_gcm_none_seal_no1_5
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
-.Laesgen_aesni_gcm_none_seal_no1_9:
+.Laesgen_aesni_gcm_none_seal_no1_5:
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
-	pxor	%xmm7, %xmm7
-	pxor	%xmm8, %xmm8
-	pxor	%xmm9, %xmm9
-	pxor	%xmm10, %xmm10
-	pxor	%xmm11, %xmm11
-	pxor	%xmm12, %xmm12
-	pxor	%xmm13, %xmm13
-	pxor	%xmm14, %xmm14
+	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -4687,16 +1864,7 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
-	pxor	%xmm7, %xmm7
-	pxor	%xmm8, %xmm8
-	pxor	%xmm9, %xmm9
-	pxor	%xmm10, %xmm10
-	pxor	%xmm11, %xmm11
-	pxor	%xmm12, %xmm12
-	pxor	%xmm13, %xmm13
-	pxor	%xmm14, %xmm14
+	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -4711,9 +1879,6 @@ aesgen_aesni_gcm_none_seal:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
 .Laesgen_aesni_gcm_none_seal_one:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	4
-.Laesgen_aesni_gcm_none_seal_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -4730,66 +1895,68 @@ aesgen_aesni_gcm_none_open:
 	pushq	%rbp
 	pushq	%r12
 	pushq	%r13
-	movq	40(%rsp), %r10
-	movabsq	$0xfffffffe0, %r11
-	cmpq	%r11, %r10
+	movq	%rdi, %rbx
+	movq	%r8, %rax
+	movq	40(%rsp), %rdi
+	movabsq	$0xfffffffe0, %r10
+	cmpq	%r10, %rdi
 	ja	.Laesgen_aesni_gcm_none_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_open_reject
-	movq	64(%rsp), %r10
-	cmpq	$4, %r10
+	movq	64(%rsp), %rdi
+	cmpq	$4, %rdi
 	jb	.Laesgen_aesni_gcm_none_open_reject
-	cmpq	$16, %r10
+	cmpq	$16, %rdi
 	ja	.Laesgen_aesni_gcm_none_open_reject
-	movabsq	$0x1fffffffffffffff, %r10
-	cmpq	%r10, %r8
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %rax
 	ja	.Laesgen_aesni_gcm_none_open_reject
-	cmpl	$0, 240(%rdi)
+	cmpl	$0, 240(%rbx)
 	je	.Laesgen_aesni_gcm_none_open_reject
 	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	%xmm0, 432(%rdi)
-	movq	$0, 480(%rdi)
-	movq	$0, 488(%rdi)
-	movq	$0, 496(%rdi)
+	movdqa	%xmm0, 416(%rbx)
+	movdqa	%xmm0, 432(%rbx)
+	movq	$0, 480(%rbx)
+	movq	$0, 488(%rbx)
+	movq	$0, 496(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rdi)
+	movq	%rdx, 464(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	movdqa	464(%rdi), %xmm0
+	movl	%edx, 472(%rbx)
+	movl	$0x1000000, 476(%rbx)
+	movdqa	464(%rbx), %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
-	movq	%rdx, %r10
-	shlq	$3, %r10
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %r11
-	addq	%rdx, 488(%rdi)
-	andq	$15, %r11
+	movq	%rdx, %rdi
+	shlq	$3, %rdi
+	movdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %r10
+	addq	%rdx, 488(%rbx)
+	andq	$15, %r10
 	je	.Laesgen_aesni_gcm_none_open_whole
-	movq	$16, %rbx
-	subq	%r11, %rbx
-	cmpq	%rdx, %rbx
-	cmovaq	%rdx, %rbx
-	leaq	432(%rdi,%r11,1), %r12
+	movq	$16, %r11
+	subq	%r10, %r11
+	cmpq	%rdx, %r11
+	cmovaq	%rdx, %r11
+	leaq	432(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
-	testq	$8, %rbx
+	testq	$8, %r11
 	je	.Laesgen_aesni_gcm_none_open_no8
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
 .Laesgen_aesni_gcm_none_open_no8:
-	testq	$4, %rbx
+	testq	$4, %r11
 	je	.Laesgen_aesni_gcm_none_open_no4
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
 .Laesgen_aesni_gcm_none_open_no4:
-	testq	$2, %rbx
+	testq	$2, %r11
 	je	.Laesgen_aesni_gcm_none_open_no2
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
@@ -4798,26 +1965,26 @@ aesgen_aesni_gcm_none_open:
 	addq	$2, %rbp
 	addq	$2, %r12
 .Laesgen_aesni_gcm_none_open_no2:
-	testq	$1, %rbx
+	testq	$1, %r11
 	je	.Laesgen_aesni_gcm_none_open_no1
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 .Laesgen_aesni_gcm_none_open_no1:
-	addq	%rbx, %rsi
-	subq	%rbx, %rdx
-	addq	%rbx, %r11
-	cmpq	$16, %r11
+	addq	%r11, %rsi
+	subq	%r11, %rdx
+	addq	%r11, %r10
+	cmpq	$16, %r10
 	jne	.Laesgen_aesni_gcm_none_open_absorbed
-	movdqa	432(%rdi), %xmm1
+	movdqa	432(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -4835,7 +2002,7 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_open_whole:
 .Laesgen_aesni_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -4844,103 +2011,103 @@ aesgen_aesni_gcm_none_open:
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 256(%rbx), %xmm3
+	pclmulqdq	$16, 256(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	16(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
+	pclmulqdq	$0, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rdi), %xmm4
+	pclmulqdq	$17, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm4
+	pclmulqdq	$1, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rdi), %xmm1
+	pclmulqdq	$16, 272(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	32(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
+	pclmulqdq	$0, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm4
+	pclmulqdq	$17, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm4
+	pclmulqdq	$1, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rdi), %xmm1
+	pclmulqdq	$16, 288(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	48(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
+	pclmulqdq	$0, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm4
+	pclmulqdq	$17, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm4
+	pclmulqdq	$1, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm1
+	pclmulqdq	$16, 304(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	64(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
+	pclmulqdq	$0, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm4
+	pclmulqdq	$17, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$1, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm1
+	pclmulqdq	$16, 320(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	80(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
+	pclmulqdq	$0, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rdi), %xmm4
+	pclmulqdq	$17, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rdi), %xmm4
+	pclmulqdq	$1, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rdi), %xmm1
+	pclmulqdq	$16, 336(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	96(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
+	pclmulqdq	$0, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm4
+	pclmulqdq	$17, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rdi), %xmm4
+	pclmulqdq	$1, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm1
+	pclmulqdq	$16, 352(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	112(%rsi), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm4
+	pclmulqdq	$0, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rdi), %xmm4
+	pclmulqdq	$17, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$1, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -4968,12 +2135,12 @@ aesgen_aesni_gcm_none_open:
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -4996,51 +2163,51 @@ aesgen_aesni_gcm_none_open:
 .Laesgen_aesni_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_none_open_absorbed
-	leaq	432(%rdi), %r11
+	leaq	432(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no8_2
-	movq	(%rsi), %rbx
-	movq	%rbx, (%r11)
+	movq	(%rsi), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rsi
-	addq	$8, %r11
+	addq	$8, %r10
 .Laesgen_aesni_gcm_none_open_no8_2:
 	testq	$4, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no4_2
-	movl	(%rsi), %ebx
-	movl	%ebx, (%r11)
+	movl	(%rsi), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rsi
-	addq	$4, %r11
+	addq	$4, %r10
 .Laesgen_aesni_gcm_none_open_no4_2:
 	testq	$2, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no2_2
-	movzbl	(%rsi), %ebx
-	movb	%bl, (%r11)
-	movzbl	1(%rsi), %ebx
-	movb	%bl, 1(%r11)
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rsi), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
-	addq	$2, %r11
+	addq	$2, %r10
 .Laesgen_aesni_gcm_none_open_no2_2:
 	testq	$1, %rdx
 	je	.Laesgen_aesni_gcm_none_open_no1_2
-	movzbl	(%rsi), %ebx
-	movb	%bl, (%r11)
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_open_no1_2:
 .Laesgen_aesni_gcm_none_open_absorbed:
-	movdqa	%xmm0, 416(%rdi)
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rdx
+	movdqa	%xmm0, 416(%rbx)
+	movdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_flushed
-	movdqa	432(%rdi), %xmm1
+	movdqa	432(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -5058,17 +2225,17 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_open_flushed:
-	movq	%r10, %xmm1
+	movq	%rdi, %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 368(%rdi), %xmm1
+	pclmulqdq	$0, 368(%rbx), %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm0
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm0
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, %xmm0
 	pslldq	$8, %xmm0
@@ -5088,158 +2255,158 @@ aesgen_aesni_gcm_none_open:
 	movdqa	%xmm1, %xmm0
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 416(%rdi)
-	movq	$0, 488(%rdi)
+	movdqa	%xmm1, 416(%rbx)
+	movq	$0, 488(%rbx)
 .Laesgen_aesni_gcm_none_open_have_j0:
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
-	movdqa	%xmm1, 400(%rdi)
-	movl	240(%rdi), %edx
+	movdqa	%xmm1, 400(%rbx)
+	movl	240(%rbx), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_none_open_aes128
 	cmpl	$192, %edx
 	je	.Laesgen_aesni_gcm_none_open_aes192
 .Laesgen_aesni_gcm_none_open_aes256:
-	movdqa	(%rdi), %xmm1
+	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
-	movdqa	16(%rdi), %xmm1
+	movdqa	16(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	32(%rdi), %xmm1
+	movdqa	32(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
+	movdqa	48(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
+	movdqa	64(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
+	movdqa	80(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
+	movdqa	96(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
+	movdqa	112(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
+	movdqa	128(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
+	movdqa	144(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
+	movdqa	160(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	176(%rdi), %xmm1
+	movdqa	176(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	192(%rdi), %xmm1
+	movdqa	192(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	208(%rdi), %xmm1
+	movdqa	208(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	224(%rdi), %xmm1
+	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes128:
-	movdqa	(%rdi), %xmm1
+	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
-	movdqa	16(%rdi), %xmm1
+	movdqa	16(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	32(%rdi), %xmm1
+	movdqa	32(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
+	movdqa	48(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
+	movdqa	64(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
+	movdqa	80(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
+	movdqa	96(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
+	movdqa	112(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
+	movdqa	128(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
+	movdqa	144(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
+	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes192:
-	movdqa	(%rdi), %xmm1
+	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
-	movdqa	16(%rdi), %xmm1
+	movdqa	16(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	32(%rdi), %xmm1
+	movdqa	32(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
+	movdqa	48(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
+	movdqa	64(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
+	movdqa	80(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
+	movdqa	96(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
+	movdqa	112(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
+	movdqa	128(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
+	movdqa	144(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
+	movdqa	160(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	176(%rdi), %xmm1
+	movdqa	176(%rbx), %xmm1
 	aesenc	%xmm1, %xmm0
-	movdqa	192(%rdi), %xmm1
+	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_aes_done
 .Laesgen_aesni_gcm_none_open_aes_done:
-	movdqa	%xmm0, 384(%rdi)
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rdx
-	addq	%r8, 480(%rdi)
+	movdqa	%xmm0, 384(%rbx)
+	movdqa	416(%rbx), %xmm0
+	movq	480(%rbx), %rdx
+	addq	%rax, 480(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_aesni_gcm_none_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
-	cmpq	%r8, %rsi
-	cmovaq	%r8, %rsi
-	leaq	432(%rdi,%rdx,1), %r11
-	movq	%rcx, %r10
+	cmpq	%rax, %rsi
+	cmovaq	%rax, %rsi
+	leaq	432(%rbx,%rdx,1), %r10
+	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no8_3
-	movq	(%r10), %rbx
-	movq	%rbx, (%r11)
+	movq	(%rdi), %r11
+	movq	%r11, (%r10)
+	addq	$8, %rdi
 	addq	$8, %r10
-	addq	$8, %r11
 .Laesgen_aesni_gcm_none_open_no8_3:
 	testq	$4, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no4_3
-	movl	(%r10), %ebx
-	movl	%ebx, (%r11)
+	movl	(%rdi), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %rdi
 	addq	$4, %r10
-	addq	$4, %r11
 .Laesgen_aesni_gcm_none_open_no4_3:
 	testq	$2, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no2_3
-	movzbl	(%r10), %ebx
-	movb	%bl, (%r11)
-	movzbl	1(%r10), %ebx
-	movb	%bl, 1(%r11)
+	movzbl	(%rdi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rdi), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %rdi
 	addq	$2, %r10
-	addq	$2, %r11
 .Laesgen_aesni_gcm_none_open_no2_3:
 	testq	$1, %rsi
 	je	.Laesgen_aesni_gcm_none_open_no1_3
-	movzbl	(%r10), %ebx
-	movb	%bl, (%r11)
+	movzbl	(%rdi), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_none_open_no1_3:
 	addq	%rsi, %rcx
-	subq	%rsi, %r8
+	subq	%rsi, %rax
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_absorbed_2
-	movdqa	432(%rdi), %xmm1
+	movdqa	432(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -5257,112 +2424,112 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
+	movdqa	%xmm1, 432(%rbx)
 .Laesgen_aesni_gcm_none_open_whole_2:
 .Laesgen_aesni_gcm_none_open_hash8_2:
-	cmpq	$128, %r8
+	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_none_open_hashed8_2
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
+	pclmulqdq	$0, 256(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 256(%rdi), %xmm2
+	pclmulqdq	$17, 256(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 256(%rdi), %xmm3
-	pclmulqdq	$16, 256(%rdi), %xmm1
+	pclmulqdq	$1, 256(%rbx), %xmm3
+	pclmulqdq	$16, 256(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	16(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 272(%rdi), %xmm4
+	pclmulqdq	$0, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 272(%rdi), %xmm4
+	pclmulqdq	$17, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm4
+	pclmulqdq	$1, 272(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 272(%rdi), %xmm1
+	pclmulqdq	$16, 272(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	32(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 288(%rdi), %xmm4
+	pclmulqdq	$0, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm4
+	pclmulqdq	$17, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm4
+	pclmulqdq	$1, 288(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 288(%rdi), %xmm1
+	pclmulqdq	$16, 288(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	48(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 304(%rdi), %xmm4
+	pclmulqdq	$0, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm4
+	pclmulqdq	$17, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm4
+	pclmulqdq	$1, 304(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 304(%rdi), %xmm1
+	pclmulqdq	$16, 304(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	64(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 320(%rdi), %xmm4
+	pclmulqdq	$0, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 320(%rdi), %xmm4
+	pclmulqdq	$17, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$1, 320(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 320(%rdi), %xmm1
+	pclmulqdq	$16, 320(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	80(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm4
+	pclmulqdq	$0, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 336(%rdi), %xmm4
+	pclmulqdq	$17, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 336(%rdi), %xmm4
+	pclmulqdq	$1, 336(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 336(%rdi), %xmm1
+	pclmulqdq	$16, 336(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	96(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm4
+	pclmulqdq	$0, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm4
+	pclmulqdq	$17, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 352(%rdi), %xmm4
+	pclmulqdq	$1, 352(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 352(%rdi), %xmm1
+	pclmulqdq	$16, 352(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqu	112(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm4
+	pclmulqdq	$0, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 368(%rdi), %xmm4
+	pclmulqdq	$17, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm2
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$1, 368(%rbx), %xmm4
 	pxor	%xmm4, %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -5380,22 +2547,22 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	addq	$128, %rcx
-	subq	$128, %r8
+	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_none_open_hash8_2
 .Laesgen_aesni_gcm_none_open_hashed8_2:
 .Laesgen_aesni_gcm_none_open_hash1_2:
-	cmpq	$16, %r8
+	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_none_open_hashed1_2
 	movdqu	(%rcx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -5413,27 +2580,27 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	addq	$16, %rcx
-	subq	$16, %r8
+	subq	$16, %rax
 	jmp	.Laesgen_aesni_gcm_none_open_hash1_2
 .Laesgen_aesni_gcm_none_open_hashed1_2:
-	testq	%r8, %r8
+	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_none_open_absorbed_2
-	leaq	432(%rdi), %rdx
-	testq	$8, %r8
+	leaq	432(%rbx), %rdx
+	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_none_open_no8_4
 	movq	(%rcx), %rsi
 	movq	%rsi, (%rdx)
 	addq	$8, %rcx
 	addq	$8, %rdx
 .Laesgen_aesni_gcm_none_open_no8_4:
-	testq	$4, %r8
+	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_none_open_no4_4
 	movl	(%rcx), %esi
 	movl	%esi, (%rdx)
 	addq	$4, %rcx
 	addq	$4, %rdx
 .Laesgen_aesni_gcm_none_open_no4_4:
-	testq	$2, %r8
+	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_none_open_no2_4
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
@@ -5442,1985 +2609,36 @@ aesgen_aesni_gcm_none_open:
 	addq	$2, %rcx
 	addq	$2, %rdx
 .Laesgen_aesni_gcm_none_open_no2_4:
-	testq	$1, %r8
+	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_none_open_no1_4
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
 .Laesgen_aesni_gcm_none_open_no1_4:
 .Laesgen_aesni_gcm_none_open_absorbed_2:
-	movdqa	%xmm0, 416(%rdi)
-	movq	40(%rsp), %rcx
-	movq	48(%rsp), %rdx
-	cmpq	$0, 496(%rdi)
-	jne	.Laesgen_aesni_gcm_none_open_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rsi
-	testq	$15, %rsi
-	je	.Laesgen_aesni_gcm_none_open_flushed_2
-	movdqa	432(%rdi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_open_flushed_2:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
-.Laesgen_aesni_gcm_none_open_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rsi
-	addq	%rcx, 488(%rdi)
-	andq	$15, %rsi
-	je	.Laesgen_aesni_gcm_none_open_bulk
-	movq	$16, %r8
-	subq	%rsi, %r8
-	cmpq	%rcx, %r8
-	cmovaq	%rcx, %r8
-	movq	%r9, %r10
-	movq	%rdx, %r11
-	leaq	448(%rdi,%rsi,1), %rbx
-	leaq	432(%rdi,%rsi,1), %rbp
-	testq	$8, %r8
-	je	.Laesgen_aesni_gcm_none_open_no8_5
-	movq	(%r10), %r12
-	movq	%r12, (%rbp)
-	xorq	(%rbx), %r12
-	movq	%r12, (%r11)
-	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-	addq	$8, %rbp
-.Laesgen_aesni_gcm_none_open_no8_5:
-	testq	$4, %r8
-	je	.Laesgen_aesni_gcm_none_open_no4_5
-	movl	(%r10), %r12d
-	movl	%r12d, (%rbp)
-	xorl	(%rbx), %r12d
-	movl	%r12d, (%r11)
-	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-	addq	$4, %rbp
-.Laesgen_aesni_gcm_none_open_no4_5:
-	testq	$2, %r8
-	je	.Laesgen_aesni_gcm_none_open_no2_5
-	movzbl	(%r10), %r12d
-	movb	%r12b, (%rbp)
-	xorb	(%rbx), %r12b
-	movb	%r12b, (%r11)
-	movzbl	1(%r10), %r12d
-	movb	%r12b, 1(%rbp)
-	xorb	1(%rbx), %r12b
-	movb	%r12b, 1(%r11)
-	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-	addq	$2, %rbp
-.Laesgen_aesni_gcm_none_open_no2_5:
-	testq	$1, %r8
-	je	.Laesgen_aesni_gcm_none_open_no1_5
-	movzbl	(%r10), %r12d
-	movb	%r12b, (%rbp)
-	xorb	(%rbx), %r12b
-	movb	%r12b, (%r11)
-.Laesgen_aesni_gcm_none_open_no1_5:
-	addq	%r8, %r9
-	addq	%r8, %rdx
-	subq	%r8, %rcx
-	addq	%r8, %rsi
-	cmpq	$16, %rsi
-	jne	.Laesgen_aesni_gcm_none_open_saved
-	movdqa	432(%rdi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_open_bulk:
-	movl	240(%rdi), %esi
-	cmpl	$128, %esi
-	je	.Laesgen_aesni_gcm_none_open_data128
-	cmpl	$192, %esi
-	je	.Laesgen_aesni_gcm_none_open_data192
-.Laesgen_aesni_gcm_none_open_data256:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_small256
-.Laesgen_aesni_gcm_none_open_top256:
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_drain256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqu	(%r9), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm7
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm7, %xmm10
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
-	movdqa	%xmm7, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
-	movdqa	%xmm7, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm6
-	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
-	pxor	%xmm0, %xmm12
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm7
-	movdqu	16(%r9), %xmm13
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	movdqa	%xmm1, %xmm8
-	movdqa	%xmm13, %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	%xmm1, %xmm9
-	pxor	%xmm0, %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm9
-	movdqa	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm14
-	movdqa	(%rdi), %xmm0
-	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm14
-	pxor	%xmm0, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
-	pxor	%xmm0, %xmm7
-	pxor	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	16(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqu	32(%r9), %xmm13
-	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	movdqa	32(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	48(%rdi), %xmm0
-	movdqu	48(%r9), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	80(%rdi), %xmm0
-	movdqu	64(%r9), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	112(%rdi), %xmm0
-	movdqu	80(%r9), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	128(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	96(%r9), %xmm13
-	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	112(%r9), %xmm13
-	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	192(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm12, %xmm13
-	movdqa	208(%rdi), %xmm0
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm10, %xmm12
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	224(%rdi), %xmm0
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm2
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm3
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm4
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm5
-	aesenclast	%xmm0, %xmm6
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm7
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm11, %xmm10
-	aesenclast	%xmm0, %xmm9
-	movdqa	%xmm10, %xmm0
-	movdqu	(%r9), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rdx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rdx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rdx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rdx)
-	movdqu	64(%r9), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rdx)
-	movdqu	80(%r9), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rdx)
-	movdqu	96(%r9), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rdx)
-	movdqu	112(%r9), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rdx)
-	addq	$128, %r9
-	addq	$128, %rdx
-	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top256
-.Laesgen_aesni_gcm_none_open_drain256:
-.Laesgen_aesni_gcm_none_open_small256:
-.Laesgen_aesni_gcm_none_open_again4_256:
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next4_256
-	movdqu	(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	176(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	192(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	208(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	224(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%r9), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rdx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rdx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rdx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rdx)
-	addq	$64, %r9
-	addq	$64, %rdx
-	subq	$64, %rcx
-.Laesgen_aesni_gcm_none_open_next4_256:
-.Laesgen_aesni_gcm_none_open_again1_256:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_256
-	movdqu	(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	208(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	224(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%r9), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rdx)
-	addq	$16, %r9
-	addq	$16, %rdx
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_again1_256
-.Laesgen_aesni_gcm_none_open_next1_256:
-	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_none_open_end256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	208(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	224(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
-	testq	$8, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no8_6
-	movq	(%r9), %r10
-	movq	%r10, (%r8)
-	xorq	(%rsi), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %r9
-	addq	$8, %rdx
-	addq	$8, %rsi
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_open_no8_6:
-	testq	$4, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no4_6
-	movl	(%r9), %r10d
-	movl	%r10d, (%r8)
-	xorl	(%rsi), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %r9
-	addq	$4, %rdx
-	addq	$4, %rsi
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_open_no4_6:
-	testq	$2, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no2_6
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-	movzbl	1(%r9), %r10d
-	movb	%r10b, 1(%r8)
-	xorb	1(%rsi), %r10b
-	movb	%r10b, 1(%rdx)
-	addq	$2, %r9
-	addq	$2, %rdx
-	addq	$2, %rsi
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_open_no2_6:
-	testq	$1, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no1_6
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-.Laesgen_aesni_gcm_none_open_no1_6:
-.Laesgen_aesni_gcm_none_open_end256:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_open_saved
-.Laesgen_aesni_gcm_none_open_data128:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_small128
-.Laesgen_aesni_gcm_none_open_top128:
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_drain128
-	movdqa	%xmm1, %xmm2
-	movdqu	(%r9), %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm1, %xmm3
-	movdqa	%xmm6, %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
-	movdqa	%xmm6, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
-	pclmulqdq	$16, 256(%rdi), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm6
-	movdqu	16(%r9), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm8
-	movdqa	%xmm1, %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm7
-	pxor	%xmm8, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm9
-	movdqa	%xmm1, %xmm8
-	pclmulqdq	$17, 272(%rdi), %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8
-	pxor	%xmm9, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
-	movdqa	%xmm1, %xmm9
-	pclmulqdq	$1, 272(%rdi), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm9
-	pxor	%xmm13, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
-	movdqa	(%rdi), %xmm0
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm3
-	movdqu	32(%r9), %xmm13
-	pxor	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	pxor	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm6
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	pxor	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	movdqa	16(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	48(%r9), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
-	movdqu	64(%r9), %xmm13
-	aesenc	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	80(%r9), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	movdqa	80(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	96(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	96(%r9), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	movdqa	112(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	112(%r9), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	movdqa	128(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm5
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm8
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm3
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm4
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm5
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm6
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm7
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm9
-	pxor	%xmm11, %xmm10
-	movdqa	%xmm10, %xmm0
-	movdqu	(%r9), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rdx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rdx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rdx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rdx)
-	movdqu	64(%r9), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rdx)
-	movdqu	80(%r9), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rdx)
-	movdqu	96(%r9), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rdx)
-	movdqu	112(%r9), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rdx)
-	addq	$128, %r9
-	addq	$128, %rdx
-	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top128
-.Laesgen_aesni_gcm_none_open_drain128:
-.Laesgen_aesni_gcm_none_open_small128:
-.Laesgen_aesni_gcm_none_open_again4_128:
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next4_128
-	movdqu	(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%r9), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rdx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rdx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rdx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rdx)
-	addq	$64, %r9
-	addq	$64, %rdx
-	subq	$64, %rcx
-.Laesgen_aesni_gcm_none_open_next4_128:
-.Laesgen_aesni_gcm_none_open_again1_128:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_128
-	movdqu	(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%r9), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rdx)
-	addq	$16, %r9
-	addq	$16, %rdx
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_again1_128
-.Laesgen_aesni_gcm_none_open_next1_128:
-	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_none_open_end128
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
-	testq	$8, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no8_7
-	movq	(%r9), %r10
-	movq	%r10, (%r8)
-	xorq	(%rsi), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %r9
-	addq	$8, %rdx
-	addq	$8, %rsi
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_open_no8_7:
-	testq	$4, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no4_7
-	movl	(%r9), %r10d
-	movl	%r10d, (%r8)
-	xorl	(%rsi), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %r9
-	addq	$4, %rdx
-	addq	$4, %rsi
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_open_no4_7:
-	testq	$2, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no2_7
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-	movzbl	1(%r9), %r10d
-	movb	%r10b, 1(%r8)
-	xorb	1(%rsi), %r10b
-	movb	%r10b, 1(%rdx)
-	addq	$2, %r9
-	addq	$2, %rdx
-	addq	$2, %rsi
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_open_no2_7:
-	testq	$1, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no1_7
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-.Laesgen_aesni_gcm_none_open_no1_7:
-.Laesgen_aesni_gcm_none_open_end128:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_open_saved
-.Laesgen_aesni_gcm_none_open_data192:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_small192
-.Laesgen_aesni_gcm_none_open_top192:
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_drain192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqu	(%r9), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm6
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
-	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	%xmm1, %xmm4
-	movdqa	%xmm6, %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm0
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm6
-	pxor	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqu	16(%r9), %xmm13
-	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm7
-	movdqa	%xmm13, %xmm0
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	%xmm1, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm8
-	pxor	%xmm0, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
-	movdqa	%xmm1, %xmm9
-	pclmulqdq	$17, 272(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm9
-	pxor	%xmm0, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm14
-	movdqa	(%rdi), %xmm0
-	pclmulqdq	$1, 272(%rdi), %xmm14
-	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm7
-	movdqu	32(%r9), %xmm13
-	pxor	%xmm0, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	16(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	32(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	48(%r9), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	48(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
-	movdqu	64(%r9), %xmm13
-	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	80(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	80(%r9), %xmm13
-	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
-	movdqu	96(%r9), %xmm13
-	aesenc	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	112(%r9), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm9
-	movdqa	176(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm3
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm6
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm10, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	192(%rdi), %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm2
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm3
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm4
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm5
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm6
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm7
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm11, %xmm10
-	aesenclast	%xmm0, %xmm9
-	movdqa	%xmm10, %xmm0
-	movdqu	(%r9), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rdx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rdx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rdx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rdx)
-	movdqu	64(%r9), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rdx)
-	movdqu	80(%r9), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rdx)
-	movdqu	96(%r9), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rdx)
-	movdqu	112(%r9), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rdx)
-	addq	$128, %r9
-	addq	$128, %rdx
-	subq	$128, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_top192
-.Laesgen_aesni_gcm_none_open_drain192:
-.Laesgen_aesni_gcm_none_open_small192:
-.Laesgen_aesni_gcm_none_open_again4_192:
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next4_192
-	movdqu	(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	176(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	192(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%r9), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rdx)
-	movdqu	16(%r9), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rdx)
-	movdqu	32(%r9), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rdx)
-	movdqu	48(%r9), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rdx)
-	addq	$64, %r9
-	addq	$64, %rdx
-	subq	$64, %rcx
-.Laesgen_aesni_gcm_none_open_next4_192:
-.Laesgen_aesni_gcm_none_open_again1_192:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_none_open_next1_192
-	movdqu	(%r9), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%r9), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rdx)
-	addq	$16, %r9
-	addq	$16, %rdx
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_gcm_none_open_again1_192
-.Laesgen_aesni_gcm_none_open_next1_192:
-	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_none_open_end192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_open_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rsi
-	leaq	432(%rdi), %r8
-	testq	$8, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no8_8
-	movq	(%r9), %r10
-	movq	%r10, (%r8)
-	xorq	(%rsi), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %r9
-	addq	$8, %rdx
-	addq	$8, %rsi
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_open_no8_8:
-	testq	$4, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no4_8
-	movl	(%r9), %r10d
-	movl	%r10d, (%r8)
-	xorl	(%rsi), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %r9
-	addq	$4, %rdx
-	addq	$4, %rsi
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_open_no4_8:
-	testq	$2, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no2_8
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-	movzbl	1(%r9), %r10d
-	movb	%r10b, 1(%r8)
-	xorb	1(%rsi), %r10b
-	movb	%r10b, 1(%rdx)
-	addq	$2, %r9
-	addq	$2, %rdx
-	addq	$2, %rsi
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_open_no2_8:
-	testq	$1, %rcx
-	je	.Laesgen_aesni_gcm_none_open_no1_8
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-.Laesgen_aesni_gcm_none_open_no1_8:
-.Laesgen_aesni_gcm_none_open_end192:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_open_saved
-.Laesgen_aesni_gcm_none_open_saved:
-	movdqa	%xmm0, 416(%rdi)
+	movdqa	%xmm0, 416(%rbx)
+	movq	40(%rsp), %rdx
+	movq	48(%rsp), %rcx
+	movq	%rbx, %rdi
+	movq	%r9, %rsi
+	call	aesgen_aesni_gcm_none_decrypt_data
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 496(%rdi)
-	jne	.Laesgen_aesni_gcm_none_open_in_data_2
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rsi
+	cmpq	$0, 496(%rbx)
+	jne	.Laesgen_aesni_gcm_none_open_in_data
+	movdqa	416(%rbx), %xmm0
+	movq	480(%rbx), %rsi
 	testq	$15, %rsi
-	je	.Laesgen_aesni_gcm_none_open_flushed_3
-	movdqa	432(%rdi), %xmm1
+	je	.Laesgen_aesni_gcm_none_open_flushed_2
+	movdqa	432(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -7438,25 +2656,25 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_open_flushed_3:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
-.Laesgen_aesni_gcm_none_open_in_data_2:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rsi
+	movdqa	%xmm1, 432(%rbx)
+.Laesgen_aesni_gcm_none_open_flushed_2:
+	movdqa	%xmm0, 416(%rbx)
+	movq	$1, 496(%rbx)
+.Laesgen_aesni_gcm_none_open_in_data:
+	movdqa	416(%rbx), %xmm0
+	movq	488(%rbx), %rsi
 	testq	$15, %rsi
-	je	.Laesgen_aesni_gcm_none_open_flushed_4
-	movdqa	432(%rdi), %xmm1
+	je	.Laesgen_aesni_gcm_none_open_flushed_3
+	movdqa	432(%rbx), %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
+	pclmulqdq	$0, 368(%rbx), %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm1
 	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
 	pslldq	$8, %xmm1
@@ -7473,22 +2691,22 @@ aesgen_aesni_gcm_none_open:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm1, %xmm0
 	pxor	%xmm2, %xmm0
-.Laesgen_aesni_gcm_none_open_flushed_4:
-	movq	480(%rdi), %rsi
+.Laesgen_aesni_gcm_none_open_flushed_3:
+	movq	480(%rbx), %rsi
 	shlq	$3, %rsi
-	movq	488(%rdi), %r8
-	shlq	$3, %r8
-	movq	%r8, %xmm1
+	movq	488(%rbx), %rdi
+	shlq	$3, %rdi
+	movq	%rdi, %xmm1
 	movq	%rsi, %xmm2
 	punpcklqdq	%xmm2, %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 368(%rdi), %xmm1
+	pclmulqdq	$0, 368(%rbx), %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
+	pclmulqdq	$17, 368(%rbx), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm0
+	pclmulqdq	$1, 368(%rbx), %xmm3
+	pclmulqdq	$16, 368(%rbx), %xmm0
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, %xmm0
 	pslldq	$8, %xmm0
@@ -7506,10 +2724,10 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
-	pxor	384(%rdi), %xmm1
-	movdqa	%xmm1, 464(%rdi)
+	pxor	384(%rbx), %xmm1
+	movdqa	%xmm1, 464(%rbx)
 	xorq	%rsi, %rsi
-	leaq	464(%rdi), %rdi
+	leaq	464(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -7596,16 +2814,6 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
-	pxor	%xmm7, %xmm7
-	pxor	%xmm8, %xmm8
-	pxor	%xmm9, %xmm9
-	pxor	%xmm10, %xmm10
-	pxor	%xmm11, %xmm11
-	pxor	%xmm12, %xmm12
-	pxor	%xmm13, %xmm13
-	pxor	%xmm14, %xmm14
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -7618,16 +2826,6 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
-	pxor	%xmm7, %xmm7
-	pxor	%xmm8, %xmm8
-	pxor	%xmm9, %xmm9
-	pxor	%xmm10, %xmm10
-	pxor	%xmm11, %xmm11
-	pxor	%xmm12, %xmm12
-	pxor	%xmm13, %xmm13
-	pxor	%xmm14, %xmm14
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -7639,16 +2837,6 @@ aesgen_aesni_gcm_none_open:
 	pxor	%xmm2, %xmm2
 	pxor	%xmm3, %xmm3
 	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
-	pxor	%xmm7, %xmm7
-	pxor	%xmm8, %xmm8
-	pxor	%xmm9, %xmm9
-	pxor	%xmm10, %xmm10
-	pxor	%xmm11, %xmm11
-	pxor	%xmm12, %xmm12
-	pxor	%xmm13, %xmm13
-	pxor	%xmm14, %xmm14
 	popq	%r13
 	popq	%r12
 	popq	%rbp
@@ -7664,9 +2852,6 @@ aesgen_aesni_gcm_none_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
 .Laesgen_aesni_gcm_none_open_one:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	4
-.Laesgen_aesni_gcm_none_open_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -8454,4912 +3639,48 @@ aesgen_aesni_gcm_none_aad:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# encrypt(ctx, in, len, out): GCM encryption of the next len bytes, 8 registers of blocks and one reduction a loop.
+# encrypt(ctx, in, len, out): GCM encryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
+# Requires: baseline x86-64
 	.text
 	.globl	aesgen_aesni_gcm_none_encrypt
 	.type	aesgen_aesni_gcm_none_encrypt, @function
 	.p2align	5
 aesgen_aesni_gcm_none_encrypt:
 	endbr64
-	pushq	%rbx
-	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
 	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_encrypt_refuse
-	cmpq	$0, 496(%rdi)
-	jne	.Laesgen_aesni_gcm_none_encrypt_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	testq	$15, %rax
-	je	.Laesgen_aesni_gcm_none_encrypt_flushed
-	movdqa	432(%rdi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_encrypt_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
-.Laesgen_aesni_gcm_none_encrypt_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
-	andq	$15, %rax
-	je	.Laesgen_aesni_gcm_none_encrypt_bulk
-	movq	$16, %r8
-	subq	%rax, %r8
-	cmpq	%rdx, %r8
-	cmovaq	%rdx, %r8
-	movq	%rsi, %r9
-	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
-	testq	$8, %r8
-	je	.Laesgen_aesni_gcm_none_encrypt_no8
-	movq	(%r9), %rbp
-	xorq	(%r11), %rbp
-	movq	%rbp, (%r10)
-	movq	%rbp, (%rbx)
-	addq	$8, %r9
-	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-.Laesgen_aesni_gcm_none_encrypt_no8:
-	testq	$4, %r8
-	je	.Laesgen_aesni_gcm_none_encrypt_no4
-	movl	(%r9), %ebp
-	xorl	(%r11), %ebp
-	movl	%ebp, (%r10)
-	movl	%ebp, (%rbx)
-	addq	$4, %r9
-	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-.Laesgen_aesni_gcm_none_encrypt_no4:
-	testq	$2, %r8
-	je	.Laesgen_aesni_gcm_none_encrypt_no2
-	movzbl	(%r9), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r11), %bpl
-	movb	%bpl, 1(%r10)
-	movb	%bpl, 1(%rbx)
-	addq	$2, %r9
-	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-.Laesgen_aesni_gcm_none_encrypt_no2:
-	testq	$1, %r8
-	je	.Laesgen_aesni_gcm_none_encrypt_no1
-	movzbl	(%r9), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-.Laesgen_aesni_gcm_none_encrypt_no1:
-	addq	%r8, %rsi
-	addq	%r8, %rcx
-	subq	%r8, %rdx
-	addq	%r8, %rax
-	cmpq	$16, %rax
-	jne	.Laesgen_aesni_gcm_none_encrypt_saved
-	movdqa	432(%rdi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_encrypt_bulk:
-	movl	240(%rdi), %eax
-	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_none_encrypt_data128
-	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_none_encrypt_data192
-.Laesgen_aesni_gcm_none_encrypt_data256:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_small256
-.Laesgen_aesni_gcm_none_encrypt_first256:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_first_done256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	176(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	192(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	208(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	224(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
-	movdqu	(%rsi), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%rsi), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%rsi), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%rsi), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%rsi), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done256
-.Laesgen_aesni_gcm_none_encrypt_first_done256:
-.Laesgen_aesni_gcm_none_encrypt_top256:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_drain256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqu	-128(%rcx), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm7, %xmm10
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	movdqa	%xmm7, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	movdqa	%xmm7, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm6
-	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
-	pxor	%xmm0, %xmm12
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
-	movdqu	-112(%rcx), %xmm13
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	movdqa	%xmm1, %xmm8
-	movdqa	%xmm13, %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	%xmm1, %xmm9
-	pxor	%xmm0, %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
-	movdqa	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm14
-	movdqa	(%rdi), %xmm0
-	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm14
-	pxor	%xmm0, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
-	pxor	%xmm0, %xmm7
-	pxor	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	16(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqu	-96(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	movdqa	32(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	48(%rdi), %xmm0
-	movdqu	-80(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	80(%rdi), %xmm0
-	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	112(%rdi), %xmm0
-	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	128(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	-32(%rcx), %xmm13
-	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	-16(%rcx), %xmm13
-	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	192(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm12, %xmm13
-	movdqa	208(%rdi), %xmm0
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm10, %xmm12
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	224(%rdi), %xmm0
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm2
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm3
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm4
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm5
-	aesenclast	%xmm0, %xmm6
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm7
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm11, %xmm10
-	aesenclast	%xmm0, %xmm9
-	movdqa	%xmm10, %xmm0
-	movdqu	(%rsi), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%rsi), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%rsi), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%rsi), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%rsi), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top256
-.Laesgen_aesni_gcm_none_encrypt_drain256:
-	movdqu	-128(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-.Laesgen_aesni_gcm_none_encrypt_small256:
-.Laesgen_aesni_gcm_none_encrypt_again4_256:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next4_256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	176(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	192(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	208(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	224(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%rsi), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_encrypt_next4_256:
-.Laesgen_aesni_gcm_none_encrypt_again1_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next1_256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	208(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	224(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%rsi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_256
-.Laesgen_aesni_gcm_none_encrypt_next1_256:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_end256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	208(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	224(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no8_2
-	movq	(%rsi), %r9
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	movq	%r9, (%r8)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_encrypt_no8_2:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no4_2
-	movl	(%rsi), %r9d
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	movl	%r9d, (%r8)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_encrypt_no4_2:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no2_2
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-	movzbl	1(%rsi), %r9d
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	movb	%r9b, 1(%r8)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_encrypt_no2_2:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no1_2
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-.Laesgen_aesni_gcm_none_encrypt_no1_2:
-.Laesgen_aesni_gcm_none_encrypt_end256:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
-.Laesgen_aesni_gcm_none_encrypt_data128:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_small128
-.Laesgen_aesni_gcm_none_encrypt_first128:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_first_done128
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
-	movdqu	(%rsi), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%rsi), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%rsi), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%rsi), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%rsi), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done128
-.Laesgen_aesni_gcm_none_encrypt_first_done128:
-.Laesgen_aesni_gcm_none_encrypt_top128:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_drain128
-	movdqa	%xmm1, %xmm2
-	movdqu	-128(%rcx), %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm1, %xmm3
-	movdqa	%xmm6, %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	movdqa	%xmm6, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	pclmulqdq	$16, 256(%rdi), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm6
-	movdqu	-112(%rcx), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm8
-	movdqa	%xmm1, %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
-	pxor	%xmm8, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm9
-	movdqa	%xmm1, %xmm8
-	pclmulqdq	$17, 272(%rdi), %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
-	pxor	%xmm9, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
-	movdqa	%xmm1, %xmm9
-	pclmulqdq	$1, 272(%rdi), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
-	pxor	%xmm13, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
-	movdqa	(%rdi), %xmm0
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm3
-	movdqu	-96(%rcx), %xmm13
-	pxor	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	pxor	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm6
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	pxor	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	movdqa	16(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	-80(%rcx), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
-	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	-48(%rcx), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	movdqa	80(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	96(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	-32(%rcx), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	movdqa	112(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	movdqa	128(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm5
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm8
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm3
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm4
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm5
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm6
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm7
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm9
-	pxor	%xmm11, %xmm10
-	movdqa	%xmm10, %xmm0
-	movdqu	(%rsi), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%rsi), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%rsi), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%rsi), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%rsi), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top128
-.Laesgen_aesni_gcm_none_encrypt_drain128:
-	movdqu	-128(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-.Laesgen_aesni_gcm_none_encrypt_small128:
-.Laesgen_aesni_gcm_none_encrypt_again4_128:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next4_128
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%rsi), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_encrypt_next4_128:
-.Laesgen_aesni_gcm_none_encrypt_again1_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next1_128
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%rsi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_128
-.Laesgen_aesni_gcm_none_encrypt_next1_128:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_end128
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no8_3
-	movq	(%rsi), %r9
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	movq	%r9, (%r8)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_encrypt_no8_3:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no4_3
-	movl	(%rsi), %r9d
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	movl	%r9d, (%r8)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_encrypt_no4_3:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no2_3
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-	movzbl	1(%rsi), %r9d
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	movb	%r9b, 1(%r8)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_encrypt_no2_3:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no1_3
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-.Laesgen_aesni_gcm_none_encrypt_no1_3:
-.Laesgen_aesni_gcm_none_encrypt_end128:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
-.Laesgen_aesni_gcm_none_encrypt_data192:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_small192
-.Laesgen_aesni_gcm_none_encrypt_first192:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_first_done192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm10
-	pxor	%xmm10, %xmm2
-	pxor	%xmm10, %xmm3
-	pxor	%xmm10, %xmm4
-	pxor	%xmm10, %xmm5
-	pxor	%xmm10, %xmm6
-	pxor	%xmm10, %xmm7
-	pxor	%xmm10, %xmm8
-	pxor	%xmm10, %xmm9
-	movdqa	16(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	32(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	48(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	64(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	80(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	96(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	112(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	128(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	144(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	160(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	176(%rdi), %xmm10
-	aesenc	%xmm10, %xmm2
-	aesenc	%xmm10, %xmm3
-	aesenc	%xmm10, %xmm4
-	aesenc	%xmm10, %xmm5
-	aesenc	%xmm10, %xmm6
-	aesenc	%xmm10, %xmm7
-	aesenc	%xmm10, %xmm8
-	aesenc	%xmm10, %xmm9
-	movdqa	192(%rdi), %xmm10
-	aesenclast	%xmm10, %xmm2
-	aesenclast	%xmm10, %xmm3
-	aesenclast	%xmm10, %xmm4
-	aesenclast	%xmm10, %xmm5
-	aesenclast	%xmm10, %xmm6
-	aesenclast	%xmm10, %xmm7
-	aesenclast	%xmm10, %xmm8
-	aesenclast	%xmm10, %xmm9
-	movdqu	(%rsi), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%rsi), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%rsi), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%rsi), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%rsi), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_first_done192
-.Laesgen_aesni_gcm_none_encrypt_first_done192:
-.Laesgen_aesni_gcm_none_encrypt_top192:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_drain192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqu	-128(%rcx), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	%xmm1, %xmm4
-	movdqa	%xmm6, %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm0
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm6
-	pxor	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqu	-112(%rcx), %xmm13
-	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm7
-	movdqa	%xmm13, %xmm0
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	%xmm1, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm8
-	pxor	%xmm0, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
-	movdqa	%xmm1, %xmm9
-	pclmulqdq	$17, 272(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm9
-	pxor	%xmm0, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm14
-	movdqa	(%rdi), %xmm0
-	pclmulqdq	$1, 272(%rdi), %xmm14
-	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm7
-	movdqu	-96(%rcx), %xmm13
-	pxor	%xmm0, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	16(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	32(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	-80(%rcx), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	48(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
-	movdqu	-64(%rcx), %xmm13
-	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	80(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	-48(%rcx), %xmm13
-	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
-	movdqu	-32(%rcx), %xmm13
-	aesenc	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	-16(%rcx), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm9
-	movdqa	176(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm3
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm6
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm10, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	192(%rdi), %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm2
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm3
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm4
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm5
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm6
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm7
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm11, %xmm10
-	aesenclast	%xmm0, %xmm9
-	movdqa	%xmm10, %xmm0
-	movdqu	(%rsi), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%rsi), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%rsi), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%rsi), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%rsi), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_top192
-.Laesgen_aesni_gcm_none_encrypt_drain192:
-	movdqu	-128(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 256(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 256(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 256(%rdi), %xmm4
-	pclmulqdq	$16, 256(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-112(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 272(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-96(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 288(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 288(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-80(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 304(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-64(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 320(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	-16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-.Laesgen_aesni_gcm_none_encrypt_small192:
-.Laesgen_aesni_gcm_none_encrypt_again4_192:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next4_192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	176(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	192(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%rsi), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_encrypt_next4_192:
-.Laesgen_aesni_gcm_none_encrypt_again1_192:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_encrypt_next1_192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%rsi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	(%rcx), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_encrypt_again1_192
-.Laesgen_aesni_gcm_none_encrypt_next1_192:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_end192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_encrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_encrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no8_4
-	movq	(%rsi), %r9
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	movq	%r9, (%r8)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_encrypt_no8_4:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no4_4
-	movl	(%rsi), %r9d
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	movl	%r9d, (%r8)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_encrypt_no4_4:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no2_4
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-	movzbl	1(%rsi), %r9d
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	movb	%r9b, 1(%r8)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_encrypt_no2_4:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_encrypt_no1_4
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-.Laesgen_aesni_gcm_none_encrypt_no1_4:
-.Laesgen_aesni_gcm_none_encrypt_end192:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_encrypt_saved
-.Laesgen_aesni_gcm_none_encrypt_saved:
-	movdqa	%xmm0, 416(%rdi)
+	call	aesgen_aesni_gcm_none_encrypt_data
 	xorl	%eax, %eax
-	pxor	%xmm0, %xmm0
-	pxor	%xmm1, %xmm1
-	pxor	%xmm2, %xmm2
-	pxor	%xmm3, %xmm3
-	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
-	pxor	%xmm7, %xmm7
-	pxor	%xmm8, %xmm8
-	pxor	%xmm9, %xmm9
-	pxor	%xmm10, %xmm10
-	pxor	%xmm11, %xmm11
-	pxor	%xmm12, %xmm12
-	pxor	%xmm13, %xmm13
-	pxor	%xmm14, %xmm14
-	popq	%rbp
-	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_none_encrypt_refuse:
 	movl	$-1, %eax
-	pxor	%xmm0, %xmm0
-	pxor	%xmm1, %xmm1
-	pxor	%xmm2, %xmm2
-	pxor	%xmm3, %xmm3
-	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
-	pxor	%xmm7, %xmm7
-	pxor	%xmm8, %xmm8
-	pxor	%xmm9, %xmm9
-	pxor	%xmm10, %xmm10
-	pxor	%xmm11, %xmm11
-	pxor	%xmm12, %xmm12
-	pxor	%xmm13, %xmm13
-	pxor	%xmm14, %xmm14
-	popq	%rbp
-	popq	%rbx
 	ret
 	.size	aesgen_aesni_gcm_none_encrypt, .-aesgen_aesni_gcm_none_encrypt
-	.section	.rodata
-	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_bswap128:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
-.Laesgen_aesni_gcm_none_encrypt_step1:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
-# decrypt(ctx, in, len, out): GCM decryption of the next len bytes, 8 registers of blocks and one reduction a loop.
+# decrypt(ctx, in, len, out): GCM decryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
+# Requires: baseline x86-64
 	.text
 	.globl	aesgen_aesni_gcm_none_decrypt
 	.type	aesgen_aesni_gcm_none_decrypt, @function
 	.p2align	5
 aesgen_aesni_gcm_none_decrypt:
 	endbr64
-	pushq	%rbx
-	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
 	subq	488(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_aesni_gcm_none_decrypt_refuse
-	cmpq	$0, 496(%rdi)
-	jne	.Laesgen_aesni_gcm_none_decrypt_in_data
-	movdqa	416(%rdi), %xmm0
-	movq	480(%rdi), %rax
-	testq	$15, %rax
-	je	.Laesgen_aesni_gcm_none_decrypt_flushed
-	movdqa	432(%rdi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_decrypt_flushed:
-	movdqa	%xmm0, 416(%rdi)
-	movq	$1, 496(%rdi)
-.Laesgen_aesni_gcm_none_decrypt_in_data:
-	movdqa	416(%rdi), %xmm0
-	movq	488(%rdi), %rax
-	addq	%rdx, 488(%rdi)
-	andq	$15, %rax
-	je	.Laesgen_aesni_gcm_none_decrypt_bulk
-	movq	$16, %r8
-	subq	%rax, %r8
-	cmpq	%rdx, %r8
-	cmovaq	%rdx, %r8
-	movq	%rsi, %r9
-	movq	%rcx, %r10
-	leaq	448(%rdi,%rax,1), %r11
-	leaq	432(%rdi,%rax,1), %rbx
-	testq	$8, %r8
-	je	.Laesgen_aesni_gcm_none_decrypt_no8
-	movq	(%r9), %rbp
-	movq	%rbp, (%rbx)
-	xorq	(%r11), %rbp
-	movq	%rbp, (%r10)
-	addq	$8, %r9
-	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-.Laesgen_aesni_gcm_none_decrypt_no8:
-	testq	$4, %r8
-	je	.Laesgen_aesni_gcm_none_decrypt_no4
-	movl	(%r9), %ebp
-	movl	%ebp, (%rbx)
-	xorl	(%r11), %ebp
-	movl	%ebp, (%r10)
-	addq	$4, %r9
-	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-.Laesgen_aesni_gcm_none_decrypt_no4:
-	testq	$2, %r8
-	je	.Laesgen_aesni_gcm_none_decrypt_no2
-	movzbl	(%r9), %ebp
-	movb	%bpl, (%rbx)
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movzbl	1(%r9), %ebp
-	movb	%bpl, 1(%rbx)
-	xorb	1(%r11), %bpl
-	movb	%bpl, 1(%r10)
-	addq	$2, %r9
-	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-.Laesgen_aesni_gcm_none_decrypt_no2:
-	testq	$1, %r8
-	je	.Laesgen_aesni_gcm_none_decrypt_no1
-	movzbl	(%r9), %ebp
-	movb	%bpl, (%rbx)
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-.Laesgen_aesni_gcm_none_decrypt_no1:
-	addq	%r8, %rsi
-	addq	%r8, %rcx
-	subq	%r8, %rdx
-	addq	%r8, %rax
-	cmpq	$16, %rax
-	jne	.Laesgen_aesni_gcm_none_decrypt_saved
-	movdqa	432(%rdi), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 368(%rdi), %xmm3
-	pclmulqdq	$16, 368(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 432(%rdi)
-.Laesgen_aesni_gcm_none_decrypt_bulk:
-	movl	240(%rdi), %eax
-	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_none_decrypt_data128
-	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_none_decrypt_data192
-.Laesgen_aesni_gcm_none_decrypt_data256:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_small256
-.Laesgen_aesni_gcm_none_decrypt_top256:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_drain256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqu	(%rsi), %xmm7
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm7
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm7, %xmm10
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
-	movdqa	%xmm7, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
-	movdqa	%xmm7, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm6
-	movdqa	%xmm7, %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm7
-	pxor	%xmm0, %xmm12
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm7
-	movdqu	16(%rsi), %xmm13
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	movdqa	%xmm1, %xmm8
-	movdqa	%xmm13, %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	%xmm1, %xmm9
-	pxor	%xmm0, %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm9
-	movdqa	%xmm13, %xmm14
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pclmulqdq	$17, 272(%rdi), %xmm14
-	movdqa	(%rdi), %xmm0
-	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm11
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm4
-	pclmulqdq	$1, 272(%rdi), %xmm14
-	pxor	%xmm0, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
-	pxor	%xmm0, %xmm7
-	pxor	%xmm0, %xmm8
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	16(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqu	32(%rsi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	movdqa	32(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	48(%rdi), %xmm0
-	movdqu	48(%rsi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm12
-	movdqa	80(%rdi), %xmm0
-	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	movdqa	96(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	112(%rdi), %xmm0
-	movdqu	80(%rsi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	128(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	96(%rsi), %xmm13
-	movdqa	144(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	112(%rsi), %xmm13
-	movdqa	176(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm11
-	movdqa	192(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm12, %xmm13
-	movdqa	208(%rdi), %xmm0
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm4
-	aesenc	%xmm0, %xmm5
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm10, %xmm12
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	224(%rdi), %xmm0
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm2
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm3
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm4
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm5
-	aesenclast	%xmm0, %xmm6
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm7
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm11, %xmm10
-	aesenclast	%xmm0, %xmm9
-	movdqa	%xmm10, %xmm0
-	movdqu	(%rsi), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%rsi), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%rsi), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%rsi), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%rsi), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top256
-.Laesgen_aesni_gcm_none_decrypt_drain256:
-.Laesgen_aesni_gcm_none_decrypt_small256:
-.Laesgen_aesni_gcm_none_decrypt_again4_256:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next4_256
-	movdqu	(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	176(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	192(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	208(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	224(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%rsi), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_decrypt_next4_256:
-.Laesgen_aesni_gcm_none_decrypt_again1_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_256
-	movdqu	(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	208(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	224(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%rsi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rcx)
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_256
-.Laesgen_aesni_gcm_none_decrypt_next1_256:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_end256
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	208(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	224(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no8_2
-	movq	(%rsi), %r9
-	movq	%r9, (%r8)
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_decrypt_no8_2:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no4_2
-	movl	(%rsi), %r9d
-	movl	%r9d, (%r8)
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_decrypt_no4_2:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no2_2
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movzbl	1(%rsi), %r9d
-	movb	%r9b, 1(%r8)
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_decrypt_no2_2:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no1_2
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-.Laesgen_aesni_gcm_none_decrypt_no1_2:
-.Laesgen_aesni_gcm_none_decrypt_end256:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
-.Laesgen_aesni_gcm_none_decrypt_data128:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_small128
-.Laesgen_aesni_gcm_none_decrypt_top128:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_drain128
-	movdqa	%xmm1, %xmm2
-	movdqu	(%rsi), %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm1, %xmm3
-	movdqa	%xmm6, %xmm10
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm11
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
-	movdqa	%xmm6, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
-	pclmulqdq	$16, 256(%rdi), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pxor	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm6
-	movdqu	16(%rsi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm0
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm8
-	movdqa	%xmm1, %xmm7
-	pclmulqdq	$0, 272(%rdi), %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm7
-	pxor	%xmm8, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm9
-	movdqa	%xmm1, %xmm8
-	pclmulqdq	$17, 272(%rdi), %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8
-	pxor	%xmm9, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
-	movdqa	%xmm1, %xmm9
-	pclmulqdq	$1, 272(%rdi), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm9
-	pxor	%xmm13, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm0, %xmm13
-	movdqa	(%rdi), %xmm0
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm3
-	movdqu	32(%rsi), %xmm13
-	pxor	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	pxor	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm6
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	pxor	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	pxor	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	pxor	%xmm0, %xmm9
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	movdqa	16(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	48(%rsi), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	32(%rdi), %xmm0
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	48(%rdi), %xmm0
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm3
-	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	80(%rsi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	movdqa	80(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	96(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	96(%rsi), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	movdqa	112(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm8
-	movdqu	112(%rsi), %xmm13
-	aesenc	%xmm0, %xmm9
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	movdqa	128(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm5
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm8
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm13, %xmm11
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm3
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm4
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm5
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm6
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm7
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm9
-	pxor	%xmm11, %xmm10
-	movdqa	%xmm10, %xmm0
-	movdqu	(%rsi), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%rsi), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%rsi), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%rsi), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%rsi), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top128
-.Laesgen_aesni_gcm_none_decrypt_drain128:
-.Laesgen_aesni_gcm_none_decrypt_small128:
-.Laesgen_aesni_gcm_none_decrypt_again4_128:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next4_128
-	movdqu	(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%rsi), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_decrypt_next4_128:
-.Laesgen_aesni_gcm_none_decrypt_again1_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_128
-	movdqu	(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%rsi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rcx)
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_128
-.Laesgen_aesni_gcm_none_decrypt_next1_128:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_end128
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no8_3
-	movq	(%rsi), %r9
-	movq	%r9, (%r8)
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_decrypt_no8_3:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no4_3
-	movl	(%rsi), %r9d
-	movl	%r9d, (%r8)
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_decrypt_no4_3:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no2_3
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movzbl	1(%rsi), %r9d
-	movb	%r9b, 1(%r8)
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_decrypt_no2_3:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no1_3
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-.Laesgen_aesni_gcm_none_decrypt_no1_3:
-.Laesgen_aesni_gcm_none_decrypt_end128:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
-.Laesgen_aesni_gcm_none_decrypt_data192:
-	movdqa	400(%rdi), %xmm1
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_small192
-.Laesgen_aesni_gcm_none_decrypt_top192:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_drain192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqu	(%rsi), %xmm6
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm6
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm0, %xmm6
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
-	movdqa	%xmm6, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pclmulqdq	$0, 256(%rdi), %xmm10
-	movdqa	%xmm1, %xmm4
-	movdqa	%xmm6, %xmm11
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
-	pclmulqdq	$17, 256(%rdi), %xmm11
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm12
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
-	pclmulqdq	$1, 256(%rdi), %xmm12
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm6, %xmm0
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$16, 256(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm6
-	pxor	%xmm0, %xmm12
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqu	16(%rsi), %xmm13
-	movdqa	%xmm1, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm7
-	movdqa	%xmm13, %xmm0
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	pclmulqdq	$0, 272(%rdi), %xmm0
-	movdqa	%xmm1, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm8
-	pxor	%xmm0, %xmm10
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm0
-	movdqa	%xmm1, %xmm9
-	pclmulqdq	$17, 272(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm9
-	pxor	%xmm0, %xmm11
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm13, %xmm14
-	movdqa	(%rdi), %xmm0
-	pclmulqdq	$1, 272(%rdi), %xmm14
-	pxor	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
-	pxor	%xmm0, %xmm3
-	pxor	%xmm0, %xmm4
-	pclmulqdq	$16, 272(%rdi), %xmm13
-	pxor	%xmm0, %xmm5
-	pxor	%xmm0, %xmm6
-	pxor	%xmm13, %xmm12
-	pxor	%xmm0, %xmm7
-	movdqu	32(%rsi), %xmm13
-	pxor	%xmm0, %xmm8
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	pxor	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	16(%rdi), %xmm0
-	pclmulqdq	$0, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$1, 288(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	32(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 288(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	48(%rsi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$0, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	48(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 304(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$16, 304(%rdi), %xmm13
-	movdqa	64(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
-	movdqu	64(%rsi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$0, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm9
-	pclmulqdq	$17, 320(%rdi), %xmm14
-	movdqa	80(%rdi), %xmm0
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$1, 320(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm5
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$16, 320(%rdi), %xmm13
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqu	80(%rsi), %xmm13
-	movdqa	96(%rdi), %xmm0
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm3
-	pclmulqdq	$0, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm6
-	pclmulqdq	$17, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	112(%rdi), %xmm0
-	pclmulqdq	$1, 336(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm3
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm6
-	movdqu	96(%rsi), %xmm13
-	aesenc	%xmm0, %xmm7
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	movdqa	%xmm13, %xmm14
-	movdqa	128(%rdi), %xmm0
-	pclmulqdq	$0, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm2
-	pxor	%xmm14, %xmm10
-	aesenc	%xmm0, %xmm3
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm4
-	pclmulqdq	$17, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm5
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$1, 352(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm12
-	movdqa	144(%rdi), %xmm0
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$16, 352(%rdi), %xmm13
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm4
-	movdqu	112(%rsi), %xmm13
-	aesenc	%xmm0, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm13
-	aesenc	%xmm0, %xmm6
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm7
-	pclmulqdq	$0, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm8
-	aesenc	%xmm0, %xmm9
-	pxor	%xmm14, %xmm10
-	movdqa	160(%rdi), %xmm0
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm2
-	pclmulqdq	$17, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm3
-	pxor	%xmm14, %xmm11
-	aesenc	%xmm0, %xmm4
-	movdqa	%xmm13, %xmm14
-	aesenc	%xmm0, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm14
-	aesenc	%xmm0, %xmm6
-	pxor	%xmm14, %xmm12
-	aesenc	%xmm0, %xmm7
-	aesenc	%xmm0, %xmm8
-	pclmulqdq	$16, 368(%rdi), %xmm13
-	aesenc	%xmm0, %xmm9
-	movdqa	176(%rdi), %xmm0
-	pxor	%xmm13, %xmm12
-	aesenc	%xmm0, %xmm2
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm3
-	pslldq	$8, %xmm13
-	aesenc	%xmm0, %xmm4
-	pxor	%xmm13, %xmm10
-	aesenc	%xmm0, %xmm5
-	movdqa	%xmm12, %xmm13
-	aesenc	%xmm0, %xmm6
-	psrldq	$8, %xmm13
-	aesenc	%xmm0, %xmm7
-	pxor	%xmm13, %xmm11
-	aesenc	%xmm0, %xmm8
-	movdqa	%xmm10, %xmm12
-	aesenc	%xmm0, %xmm9
-	movdqa	192(%rdi), %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm2
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm3
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm4
-	movdqa	%xmm10, %xmm12
-	aesenclast	%xmm0, %xmm5
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm12
-	aesenclast	%xmm0, %xmm6
-	pshufd	$78, %xmm10, %xmm10
-	aesenclast	%xmm0, %xmm7
-	pxor	%xmm12, %xmm10
-	aesenclast	%xmm0, %xmm8
-	pxor	%xmm11, %xmm10
-	aesenclast	%xmm0, %xmm9
-	movdqa	%xmm10, %xmm0
-	movdqu	(%rsi), %xmm10
-	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	movdqu	64(%rsi), %xmm2
-	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%rcx)
-	movdqu	80(%rsi), %xmm2
-	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%rcx)
-	movdqu	96(%rsi), %xmm2
-	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%rcx)
-	movdqu	112(%rsi), %xmm2
-	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%rcx)
-	addq	$128, %rsi
-	addq	$128, %rcx
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_top192
-.Laesgen_aesni_gcm_none_decrypt_drain192:
-.Laesgen_aesni_gcm_none_decrypt_small192:
-.Laesgen_aesni_gcm_none_decrypt_again4_192:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next4_192
-	movdqu	(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 320(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 320(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 320(%rdi), %xmm4
-	pclmulqdq	$16, 320(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	16(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 336(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 336(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	32(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 352(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 352(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	48(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$0, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$17, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, 368(%rdi), %xmm5
-	pxor	%xmm5, %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm3
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm3
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm4
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm4
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	%xmm1, %xmm5
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm5
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm6
-	pxor	%xmm6, %xmm2
-	pxor	%xmm6, %xmm3
-	pxor	%xmm6, %xmm4
-	pxor	%xmm6, %xmm5
-	movdqa	16(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	32(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	48(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	64(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	80(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	96(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	112(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	128(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	144(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	160(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	176(%rdi), %xmm6
-	aesenc	%xmm6, %xmm2
-	aesenc	%xmm6, %xmm3
-	aesenc	%xmm6, %xmm4
-	aesenc	%xmm6, %xmm5
-	movdqa	192(%rdi), %xmm6
-	aesenclast	%xmm6, %xmm2
-	aesenclast	%xmm6, %xmm3
-	aesenclast	%xmm6, %xmm4
-	aesenclast	%xmm6, %xmm5
-	movdqu	(%rsi), %xmm6
-	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%rcx)
-	movdqu	16(%rsi), %xmm2
-	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%rcx)
-	movdqu	32(%rsi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%rcx)
-	movdqu	48(%rsi), %xmm2
-	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%rcx)
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_none_decrypt_next4_192:
-.Laesgen_aesni_gcm_none_decrypt_again1_192:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_none_decrypt_next1_192
-	movdqu	(%rsi), %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, 368(%rdi), %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, 368(%rdi), %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, 368(%rdi), %xmm4
-	pclmulqdq	$16, 368(%rdi), %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqu	(%rsi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%rcx)
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_none_decrypt_again1_192
-.Laesgen_aesni_gcm_none_decrypt_next1_192:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_end192
-	movdqa	%xmm1, %xmm2
-	pshufb	.Laesgen_aesni_gcm_none_decrypt_bswap128(%rip), %xmm2
-	paddd	.Laesgen_aesni_gcm_none_decrypt_step1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	32(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	48(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	64(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	80(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	96(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	112(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	128(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	144(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	160(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	176(%rdi), %xmm3
-	aesenc	%xmm3, %xmm2
-	movdqa	192(%rdi), %xmm3
-	aesenclast	%xmm3, %xmm2
-	movdqa	%xmm2, 448(%rdi)
-	leaq	448(%rdi), %rax
-	leaq	432(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no8_4
-	movq	(%rsi), %r9
-	movq	%r9, (%r8)
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_aesni_gcm_none_decrypt_no8_4:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no4_4
-	movl	(%rsi), %r9d
-	movl	%r9d, (%r8)
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_aesni_gcm_none_decrypt_no4_4:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no2_4
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movzbl	1(%rsi), %r9d
-	movb	%r9b, 1(%r8)
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_aesni_gcm_none_decrypt_no2_4:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_none_decrypt_no1_4
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-.Laesgen_aesni_gcm_none_decrypt_no1_4:
-.Laesgen_aesni_gcm_none_decrypt_end192:
-	movdqa	%xmm1, 400(%rdi)
-	jmp	.Laesgen_aesni_gcm_none_decrypt_saved
-.Laesgen_aesni_gcm_none_decrypt_saved:
-	movdqa	%xmm0, 416(%rdi)
+	call	aesgen_aesni_gcm_none_decrypt_data
 	xorl	%eax, %eax
-	pxor	%xmm0, %xmm0
-	pxor	%xmm1, %xmm1
-	pxor	%xmm2, %xmm2
-	pxor	%xmm3, %xmm3
-	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
-	pxor	%xmm7, %xmm7
-	pxor	%xmm8, %xmm8
-	pxor	%xmm9, %xmm9
-	pxor	%xmm10, %xmm10
-	pxor	%xmm11, %xmm11
-	pxor	%xmm12, %xmm12
-	pxor	%xmm13, %xmm13
-	pxor	%xmm14, %xmm14
-	popq	%rbp
-	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_none_decrypt_refuse:
 	movl	$-1, %eax
-	pxor	%xmm0, %xmm0
-	pxor	%xmm1, %xmm1
-	pxor	%xmm2, %xmm2
-	pxor	%xmm3, %xmm3
-	pxor	%xmm4, %xmm4
-	pxor	%xmm5, %xmm5
-	pxor	%xmm6, %xmm6
-	pxor	%xmm7, %xmm7
-	pxor	%xmm8, %xmm8
-	pxor	%xmm9, %xmm9
-	pxor	%xmm10, %xmm10
-	pxor	%xmm11, %xmm11
-	pxor	%xmm12, %xmm12
-	pxor	%xmm13, %xmm13
-	pxor	%xmm14, %xmm14
-	popq	%rbp
-	popq	%rbx
 	ret
 	.size	aesgen_aesni_gcm_none_decrypt, .-aesgen_aesni_gcm_none_decrypt
-	.section	.rodata
-	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_bswap128:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	4
-.Laesgen_aesni_gcm_none_decrypt_step1:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # finish_seal(ctx, tag, tag_len): write the first tag_len bytes of the tag.
@@ -13745,6 +4066,4862 @@ aesgen_aesni_gcm_none_wipe:
 	pxor	%xmm0, %xmm0
 	ret
 	.size	aesgen_aesni_gcm_none_wipe, .-aesgen_aesni_gcm_none_wipe
+
+
+# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
+# Called by seal and encrypt after their checks; not exported.
+# Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
+	.text
+	.type	aesgen_aesni_gcm_none_encrypt_data, @function
+	.p2align	5
+aesgen_aesni_gcm_none_encrypt_data:
+	endbr64
+	pushq	%rbx
+	pushq	%rbp
+	cmpq	$0, 496(%rdi)
+	jne	.Laesgen_aesni_gcm_none_encrypt_data_in_data
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	testq	$15, %rax
+	je	.Laesgen_aesni_gcm_none_encrypt_data_flushed
+	movdqa	432(%rdi), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pslldq	$8, %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm3, %xmm1
+	psrldq	$8, %xmm1
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm1, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 432(%rdi)
+.Laesgen_aesni_gcm_none_encrypt_data_flushed:
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
+.Laesgen_aesni_gcm_none_encrypt_data_in_data:
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
+	andq	$15, %rax
+	je	.Laesgen_aesni_gcm_none_encrypt_data_bulk
+	movq	$16, %r8
+	subq	%rax, %r8
+	cmpq	%rdx, %r8
+	cmovaq	%rdx, %r8
+	movq	%rsi, %r9
+	movq	%rcx, %r10
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
+	testq	$8, %r8
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no8
+	movq	(%r9), %rbp
+	xorq	(%r11), %rbp
+	movq	%rbp, (%r10)
+	movq	%rbp, (%rbx)
+	addq	$8, %r9
+	addq	$8, %r10
+	addq	$8, %r11
+	addq	$8, %rbx
+.Laesgen_aesni_gcm_none_encrypt_data_no8:
+	testq	$4, %r8
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no4
+	movl	(%r9), %ebp
+	xorl	(%r11), %ebp
+	movl	%ebp, (%r10)
+	movl	%ebp, (%rbx)
+	addq	$4, %r9
+	addq	$4, %r10
+	addq	$4, %r11
+	addq	$4, %rbx
+.Laesgen_aesni_gcm_none_encrypt_data_no4:
+	testq	$2, %r8
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no2
+	movzbl	(%r9), %ebp
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+	movb	%bpl, (%rbx)
+	movzbl	1(%r9), %ebp
+	xorb	1(%r11), %bpl
+	movb	%bpl, 1(%r10)
+	movb	%bpl, 1(%rbx)
+	addq	$2, %r9
+	addq	$2, %r10
+	addq	$2, %r11
+	addq	$2, %rbx
+.Laesgen_aesni_gcm_none_encrypt_data_no2:
+	testq	$1, %r8
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no1
+	movzbl	(%r9), %ebp
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+	movb	%bpl, (%rbx)
+.Laesgen_aesni_gcm_none_encrypt_data_no1:
+	addq	%r8, %rsi
+	addq	%r8, %rcx
+	subq	%r8, %rdx
+	addq	%r8, %rax
+	cmpq	$16, %rax
+	jne	.Laesgen_aesni_gcm_none_encrypt_data_saved
+	movdqa	432(%rdi), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pslldq	$8, %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm3, %xmm1
+	psrldq	$8, %xmm1
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm1, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 432(%rdi)
+.Laesgen_aesni_gcm_none_encrypt_data_bulk:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_none_encrypt_data_data128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_none_encrypt_data_data192
+.Laesgen_aesni_gcm_none_encrypt_data_data256:
+	movdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_small256
+.Laesgen_aesni_gcm_none_encrypt_data_first256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done256
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm10
+	pxor	%xmm10, %xmm2
+	pxor	%xmm10, %xmm3
+	pxor	%xmm10, %xmm4
+	pxor	%xmm10, %xmm5
+	pxor	%xmm10, %xmm6
+	pxor	%xmm10, %xmm7
+	pxor	%xmm10, %xmm8
+	pxor	%xmm10, %xmm9
+	movdqa	16(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	32(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	48(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	64(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	80(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	96(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	112(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	128(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	144(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	160(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	176(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	192(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	208(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	224(%rdi), %xmm10
+	aesenclast	%xmm10, %xmm2
+	aesenclast	%xmm10, %xmm3
+	aesenclast	%xmm10, %xmm4
+	aesenclast	%xmm10, %xmm5
+	aesenclast	%xmm10, %xmm6
+	aesenclast	%xmm10, %xmm7
+	aesenclast	%xmm10, %xmm8
+	aesenclast	%xmm10, %xmm9
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_first_done256
+.Laesgen_aesni_gcm_none_encrypt_data_first_done256:
+.Laesgen_aesni_gcm_none_encrypt_data_top256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain256
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqu	-128(%rcx), %xmm7
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm7, %xmm10
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm7, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm7, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm1, %xmm6
+	movdqa	%xmm7, %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	pclmulqdq	$16, 256(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm7
+	pxor	%xmm0, %xmm12
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
+	movdqu	-112(%rcx), %xmm13
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	%xmm1, %xmm8
+	movdqa	%xmm13, %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
+	movdqa	%xmm1, %xmm9
+	pxor	%xmm0, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
+	movdqa	%xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 272(%rdi), %xmm14
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm11
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm7
+	pxor	%xmm0, %xmm8
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	16(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqu	-96(%rcx), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	32(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	48(%rdi), %xmm0
+	movdqu	-80(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	80(%rdi), %xmm0
+	movdqu	-64(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	96(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	112(%rdi), %xmm0
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	128(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	-32(%rcx), %xmm13
+	movdqa	144(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	-16(%rcx), %xmm13
+	movdqa	176(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	192(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm12, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	224(%rdi), %xmm0
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm2
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm5
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_top256
+.Laesgen_aesni_gcm_none_encrypt_data_drain256:
+	movdqu	-128(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 256(%rdi), %xmm4
+	pclmulqdq	$16, 256(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-112(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-96(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 288(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-80(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 304(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-64(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+.Laesgen_aesni_gcm_none_encrypt_data_small256:
+.Laesgen_aesni_gcm_none_encrypt_data_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_256
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	208(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	224(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_data_next4_256:
+.Laesgen_aesni_gcm_none_encrypt_data_again1_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_256
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	176(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	192(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	208(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	224(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqu	(%rsi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_again1_256
+.Laesgen_aesni_gcm_none_encrypt_data_next1_256:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_end256
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	176(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	192(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	208(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	224(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_2
+	movq	(%rsi), %r9
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	movq	%r9, (%r8)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no8_2:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no4_2
+	movl	(%rsi), %r9d
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	movl	%r9d, (%r8)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no4_2:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no2_2
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+	movzbl	1(%rsi), %r9d
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	movb	%r9b, 1(%r8)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no2_2:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no1_2
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+.Laesgen_aesni_gcm_none_encrypt_data_no1_2:
+.Laesgen_aesni_gcm_none_encrypt_data_end256:
+	movdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
+.Laesgen_aesni_gcm_none_encrypt_data_data128:
+	movdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_small128
+.Laesgen_aesni_gcm_none_encrypt_data_first128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done128
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm10
+	pxor	%xmm10, %xmm2
+	pxor	%xmm10, %xmm3
+	pxor	%xmm10, %xmm4
+	pxor	%xmm10, %xmm5
+	pxor	%xmm10, %xmm6
+	pxor	%xmm10, %xmm7
+	pxor	%xmm10, %xmm8
+	pxor	%xmm10, %xmm9
+	movdqa	16(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	32(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	48(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	64(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	80(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	96(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	112(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	128(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	144(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	160(%rdi), %xmm10
+	aesenclast	%xmm10, %xmm2
+	aesenclast	%xmm10, %xmm3
+	aesenclast	%xmm10, %xmm4
+	aesenclast	%xmm10, %xmm5
+	aesenclast	%xmm10, %xmm6
+	aesenclast	%xmm10, %xmm7
+	aesenclast	%xmm10, %xmm8
+	aesenclast	%xmm10, %xmm9
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_first_done128
+.Laesgen_aesni_gcm_none_encrypt_data_first_done128:
+.Laesgen_aesni_gcm_none_encrypt_data_top128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain128
+	movdqa	%xmm1, %xmm2
+	movdqu	-128(%rcx), %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm1, %xmm3
+	movdqa	%xmm6, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm11
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm6, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
+	pclmulqdq	$16, 256(%rdi), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm12
+	movdqa	%xmm1, %xmm6
+	movdqu	-112(%rcx), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm8
+	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 272(%rdi), %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
+	pxor	%xmm8, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm9
+	movdqa	%xmm1, %xmm8
+	pclmulqdq	$17, 272(%rdi), %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
+	pxor	%xmm9, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
+	movdqa	%xmm1, %xmm9
+	pclmulqdq	$1, 272(%rdi), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
+	pxor	%xmm13, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm3
+	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	pxor	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	16(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	-80(%rcx), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	48(%rdi), %xmm0
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm3
+	movdqu	-64(%rcx), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	-48(%rcx), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	96(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	-32(%rcx), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	movdqa	112(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	-16(%rcx), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm8
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm3
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm4
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm5
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm7
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm9
+	pxor	%xmm11, %xmm10
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_top128
+.Laesgen_aesni_gcm_none_encrypt_data_drain128:
+	movdqu	-128(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 256(%rdi), %xmm4
+	pclmulqdq	$16, 256(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-112(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-96(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 288(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-80(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 304(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-64(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+.Laesgen_aesni_gcm_none_encrypt_data_small128:
+.Laesgen_aesni_gcm_none_encrypt_data_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_128
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_data_next4_128:
+.Laesgen_aesni_gcm_none_encrypt_data_again1_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_128
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqu	(%rsi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_again1_128
+.Laesgen_aesni_gcm_none_encrypt_data_next1_128:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_end128
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_3
+	movq	(%rsi), %r9
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	movq	%r9, (%r8)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no8_3:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no4_3
+	movl	(%rsi), %r9d
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	movl	%r9d, (%r8)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no4_3:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no2_3
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+	movzbl	1(%rsi), %r9d
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	movb	%r9b, 1(%r8)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no2_3:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no1_3
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+.Laesgen_aesni_gcm_none_encrypt_data_no1_3:
+.Laesgen_aesni_gcm_none_encrypt_data_end128:
+	movdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
+.Laesgen_aesni_gcm_none_encrypt_data_data192:
+	movdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_small192
+.Laesgen_aesni_gcm_none_encrypt_data_first192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_first_done192
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm10
+	pxor	%xmm10, %xmm2
+	pxor	%xmm10, %xmm3
+	pxor	%xmm10, %xmm4
+	pxor	%xmm10, %xmm5
+	pxor	%xmm10, %xmm6
+	pxor	%xmm10, %xmm7
+	pxor	%xmm10, %xmm8
+	pxor	%xmm10, %xmm9
+	movdqa	16(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	32(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	48(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	64(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	80(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	96(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	112(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	128(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	144(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	160(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	176(%rdi), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	192(%rdi), %xmm10
+	aesenclast	%xmm10, %xmm2
+	aesenclast	%xmm10, %xmm3
+	aesenclast	%xmm10, %xmm4
+	aesenclast	%xmm10, %xmm5
+	aesenclast	%xmm10, %xmm6
+	aesenclast	%xmm10, %xmm7
+	aesenclast	%xmm10, %xmm8
+	aesenclast	%xmm10, %xmm9
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_first_done192
+.Laesgen_aesni_gcm_none_encrypt_data_first_done192:
+.Laesgen_aesni_gcm_none_encrypt_data_top192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_drain192
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqu	-128(%rcx), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm11
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm12
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm6
+	pclmulqdq	$16, 256(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm6
+	pxor	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqu	-112(%rcx), %xmm13
+	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm7
+	movdqa	%xmm13, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
+	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm8
+	pxor	%xmm0, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm0
+	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm9
+	pxor	%xmm0, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm14
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm3
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm7
+	movdqu	-96(%rcx), %xmm13
+	pxor	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	16(%rdi), %xmm0
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	32(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	-80(%rcx), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	48(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqu	-64(%rcx), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	80(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	-48(%rcx), %xmm13
+	movdqa	96(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	112(%rdi), %xmm0
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	-32(%rcx), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	-16(%rcx), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm3
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm6
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	192(%rdi), %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm2
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm3
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm4
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_top192
+.Laesgen_aesni_gcm_none_encrypt_data_drain192:
+	movdqu	-128(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 256(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 256(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 256(%rdi), %xmm4
+	pclmulqdq	$16, 256(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-112(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 272(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-96(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 288(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 288(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-80(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 304(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-64(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 320(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	-16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+.Laesgen_aesni_gcm_none_encrypt_data_small192:
+.Laesgen_aesni_gcm_none_encrypt_data_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next4_192
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_encrypt_data_next4_192:
+.Laesgen_aesni_gcm_none_encrypt_data_again1_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_encrypt_data_next1_192
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	176(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	192(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqu	(%rsi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	(%rcx), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_again1_192
+.Laesgen_aesni_gcm_none_encrypt_data_next1_192:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_end192
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_encrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_encrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	176(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	192(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no8_4
+	movq	(%rsi), %r9
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	movq	%r9, (%r8)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no8_4:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no4_4
+	movl	(%rsi), %r9d
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	movl	%r9d, (%r8)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no4_4:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no2_4
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+	movzbl	1(%rsi), %r9d
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	movb	%r9b, 1(%r8)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_encrypt_data_no2_4:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_encrypt_data_no1_4
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+.Laesgen_aesni_gcm_none_encrypt_data_no1_4:
+.Laesgen_aesni_gcm_none_encrypt_data_end192:
+	movdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_encrypt_data_saved
+.Laesgen_aesni_gcm_none_encrypt_data_saved:
+	movdqa	%xmm0, 416(%rdi)
+	pxor	%xmm0, %xmm0
+	pxor	%xmm1, %xmm1
+	pxor	%xmm2, %xmm2
+	pxor	%xmm3, %xmm3
+	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
+	pxor	%xmm6, %xmm6
+	pxor	%xmm7, %xmm7
+	pxor	%xmm8, %xmm8
+	pxor	%xmm9, %xmm9
+	pxor	%xmm10, %xmm10
+	pxor	%xmm11, %xmm11
+	pxor	%xmm12, %xmm12
+	pxor	%xmm13, %xmm13
+	pxor	%xmm14, %xmm14
+	popq	%rbp
+	popq	%rbx
+	ret
+	.size	aesgen_aesni_gcm_none_encrypt_data, .-aesgen_aesni_gcm_none_encrypt_data
+	.section	.rodata
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_bswap128:
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
+	.p2align	4
+.Laesgen_aesni_gcm_none_encrypt_data_step1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+
+
+# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
+# Called by open and decrypt after their checks; not exported.
+# Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
+	.text
+	.type	aesgen_aesni_gcm_none_decrypt_data, @function
+	.p2align	5
+aesgen_aesni_gcm_none_decrypt_data:
+	endbr64
+	pushq	%rbx
+	pushq	%rbp
+	cmpq	$0, 496(%rdi)
+	jne	.Laesgen_aesni_gcm_none_decrypt_data_in_data
+	movdqa	416(%rdi), %xmm0
+	movq	480(%rdi), %rax
+	testq	$15, %rax
+	je	.Laesgen_aesni_gcm_none_decrypt_data_flushed
+	movdqa	432(%rdi), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pslldq	$8, %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm3, %xmm1
+	psrldq	$8, %xmm1
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm1, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 432(%rdi)
+.Laesgen_aesni_gcm_none_decrypt_data_flushed:
+	movdqa	%xmm0, 416(%rdi)
+	movq	$1, 496(%rdi)
+.Laesgen_aesni_gcm_none_decrypt_data_in_data:
+	movdqa	416(%rdi), %xmm0
+	movq	488(%rdi), %rax
+	addq	%rdx, 488(%rdi)
+	andq	$15, %rax
+	je	.Laesgen_aesni_gcm_none_decrypt_data_bulk
+	movq	$16, %r8
+	subq	%rax, %r8
+	cmpq	%rdx, %r8
+	cmovaq	%rdx, %r8
+	movq	%rsi, %r9
+	movq	%rcx, %r10
+	leaq	448(%rdi,%rax,1), %r11
+	leaq	432(%rdi,%rax,1), %rbx
+	testq	$8, %r8
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no8
+	movq	(%r9), %rbp
+	movq	%rbp, (%rbx)
+	xorq	(%r11), %rbp
+	movq	%rbp, (%r10)
+	addq	$8, %r9
+	addq	$8, %r10
+	addq	$8, %r11
+	addq	$8, %rbx
+.Laesgen_aesni_gcm_none_decrypt_data_no8:
+	testq	$4, %r8
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no4
+	movl	(%r9), %ebp
+	movl	%ebp, (%rbx)
+	xorl	(%r11), %ebp
+	movl	%ebp, (%r10)
+	addq	$4, %r9
+	addq	$4, %r10
+	addq	$4, %r11
+	addq	$4, %rbx
+.Laesgen_aesni_gcm_none_decrypt_data_no4:
+	testq	$2, %r8
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no2
+	movzbl	(%r9), %ebp
+	movb	%bpl, (%rbx)
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+	movzbl	1(%r9), %ebp
+	movb	%bpl, 1(%rbx)
+	xorb	1(%r11), %bpl
+	movb	%bpl, 1(%r10)
+	addq	$2, %r9
+	addq	$2, %r10
+	addq	$2, %r11
+	addq	$2, %rbx
+.Laesgen_aesni_gcm_none_decrypt_data_no2:
+	testq	$1, %r8
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no1
+	movzbl	(%r9), %ebp
+	movb	%bpl, (%rbx)
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+.Laesgen_aesni_gcm_none_decrypt_data_no1:
+	addq	%r8, %rsi
+	addq	%r8, %rcx
+	subq	%r8, %rdx
+	addq	%r8, %rax
+	cmpq	$16, %rax
+	jne	.Laesgen_aesni_gcm_none_decrypt_data_saved
+	movdqa	432(%rdi), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$1, 368(%rdi), %xmm3
+	pclmulqdq	$16, 368(%rdi), %xmm1
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pslldq	$8, %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm3, %xmm1
+	psrldq	$8, %xmm1
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm1, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 432(%rdi)
+.Laesgen_aesni_gcm_none_decrypt_data_bulk:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_none_decrypt_data_data128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_none_decrypt_data_data192
+.Laesgen_aesni_gcm_none_decrypt_data_data256:
+	movdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_small256
+.Laesgen_aesni_gcm_none_decrypt_data_top256:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain256
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	movdqu	(%rsi), %xmm7
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm7, %xmm10
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm7, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
+	movdqa	%xmm7, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm1, %xmm6
+	movdqa	%xmm7, %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
+	pclmulqdq	$16, 256(%rdi), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm7
+	pxor	%xmm0, %xmm12
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
+	movdqu	16(%rsi), %xmm13
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	%xmm1, %xmm8
+	movdqa	%xmm13, %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
+	movdqa	%xmm1, %xmm9
+	pxor	%xmm0, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9
+	movdqa	%xmm13, %xmm14
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$17, 272(%rdi), %xmm14
+	movdqa	(%rdi), %xmm0
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm11
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm7
+	pxor	%xmm0, %xmm8
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	16(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqu	32(%rsi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	32(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	48(%rdi), %xmm0
+	movdqu	48(%rsi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm12
+	movdqa	80(%rdi), %xmm0
+	movdqu	64(%rsi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	movdqa	96(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	112(%rdi), %xmm0
+	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	128(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	96(%rsi), %xmm13
+	movdqa	144(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	112(%rsi), %xmm13
+	movdqa	176(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm11
+	movdqa	192(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm12, %xmm13
+	movdqa	208(%rdi), %xmm0
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm4
+	aesenc	%xmm0, %xmm5
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	224(%rdi), %xmm0
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm2
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm3
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm5
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_top256
+.Laesgen_aesni_gcm_none_decrypt_data_drain256:
+.Laesgen_aesni_gcm_none_decrypt_data_small256:
+.Laesgen_aesni_gcm_none_decrypt_data_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next4_256
+	movdqu	(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	208(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	224(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_data_next4_256:
+.Laesgen_aesni_gcm_none_decrypt_data_again1_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next1_256
+	movdqu	(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	176(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	192(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	208(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	224(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqu	(%rsi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqu	%xmm2, (%rcx)
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_again1_256
+.Laesgen_aesni_gcm_none_decrypt_data_next1_256:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_end256
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	176(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	192(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	208(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	224(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_2
+	movq	(%rsi), %r9
+	movq	%r9, (%r8)
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no8_2:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no4_2
+	movl	(%rsi), %r9d
+	movl	%r9d, (%r8)
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no4_2:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no2_2
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movzbl	1(%rsi), %r9d
+	movb	%r9b, 1(%r8)
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no2_2:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no1_2
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+.Laesgen_aesni_gcm_none_decrypt_data_no1_2:
+.Laesgen_aesni_gcm_none_decrypt_data_end256:
+	movdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
+.Laesgen_aesni_gcm_none_decrypt_data_data128:
+	movdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_small128
+.Laesgen_aesni_gcm_none_decrypt_data_top128:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain128
+	movdqa	%xmm1, %xmm2
+	movdqu	(%rsi), %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm1, %xmm3
+	movdqa	%xmm6, %xmm10
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm11
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	movdqa	%xmm6, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
+	pclmulqdq	$16, 256(%rdi), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pxor	%xmm6, %xmm12
+	movdqa	%xmm1, %xmm6
+	movdqu	16(%rsi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm8
+	movdqa	%xmm1, %xmm7
+	pclmulqdq	$0, 272(%rdi), %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
+	pxor	%xmm8, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm9
+	movdqa	%xmm1, %xmm8
+	pclmulqdq	$17, 272(%rdi), %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8
+	pxor	%xmm9, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
+	movdqa	%xmm1, %xmm9
+	pclmulqdq	$1, 272(%rdi), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9
+	pxor	%xmm13, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm0, %xmm13
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm3
+	movdqu	32(%rsi), %xmm13
+	pxor	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm6
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	pxor	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	pxor	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	pxor	%xmm0, %xmm9
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	movdqa	16(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	48(%rsi), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	32(%rdi), %xmm0
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	48(%rdi), %xmm0
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm3
+	movdqu	64(%rsi), %xmm13
+	aesenc	%xmm0, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	80(%rsi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	80(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	96(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	96(%rsi), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	movdqa	112(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm8
+	movdqu	112(%rsi), %xmm13
+	aesenc	%xmm0, %xmm9
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	movdqa	128(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm5
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm8
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm13, %xmm11
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm3
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm4
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm5
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm7
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm9
+	pxor	%xmm11, %xmm10
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_top128
+.Laesgen_aesni_gcm_none_decrypt_data_drain128:
+.Laesgen_aesni_gcm_none_decrypt_data_small128:
+.Laesgen_aesni_gcm_none_decrypt_data_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next4_128
+	movdqu	(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_data_next4_128:
+.Laesgen_aesni_gcm_none_decrypt_data_again1_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next1_128
+	movdqu	(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqu	(%rsi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqu	%xmm2, (%rcx)
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_again1_128
+.Laesgen_aesni_gcm_none_decrypt_data_next1_128:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_end128
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_3
+	movq	(%rsi), %r9
+	movq	%r9, (%r8)
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no8_3:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no4_3
+	movl	(%rsi), %r9d
+	movl	%r9d, (%r8)
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no4_3:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no2_3
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movzbl	1(%rsi), %r9d
+	movb	%r9b, 1(%r8)
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no2_3:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no1_3
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+.Laesgen_aesni_gcm_none_decrypt_data_no1_3:
+.Laesgen_aesni_gcm_none_decrypt_data_end128:
+	movdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
+.Laesgen_aesni_gcm_none_decrypt_data_data192:
+	movdqa	400(%rdi), %xmm1
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_small192
+.Laesgen_aesni_gcm_none_decrypt_data_top192:
+	cmpq	$128, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_drain192
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	movdqu	(%rsi), %xmm6
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm0, %xmm6
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
+	movdqa	%xmm6, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 256(%rdi), %xmm10
+	movdqa	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm11
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	pclmulqdq	$17, 256(%rdi), %xmm11
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm12
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
+	pclmulqdq	$1, 256(%rdi), %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm6, %xmm0
+	movdqa	%xmm1, %xmm6
+	pclmulqdq	$16, 256(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm6
+	pxor	%xmm0, %xmm12
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqu	16(%rsi), %xmm13
+	movdqa	%xmm1, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm7
+	movdqa	%xmm13, %xmm0
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	pclmulqdq	$0, 272(%rdi), %xmm0
+	movdqa	%xmm1, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm8
+	pxor	%xmm0, %xmm10
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm0
+	movdqa	%xmm1, %xmm9
+	pclmulqdq	$17, 272(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm9
+	pxor	%xmm0, %xmm11
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm13, %xmm14
+	movdqa	(%rdi), %xmm0
+	pclmulqdq	$1, 272(%rdi), %xmm14
+	pxor	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	pxor	%xmm0, %xmm3
+	pxor	%xmm0, %xmm4
+	pclmulqdq	$16, 272(%rdi), %xmm13
+	pxor	%xmm0, %xmm5
+	pxor	%xmm0, %xmm6
+	pxor	%xmm13, %xmm12
+	pxor	%xmm0, %xmm7
+	movdqu	32(%rsi), %xmm13
+	pxor	%xmm0, %xmm8
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	pxor	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	16(%rdi), %xmm0
+	pclmulqdq	$0, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$1, 288(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	32(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 288(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	48(%rsi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$0, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	48(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 304(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$16, 304(%rdi), %xmm13
+	movdqa	64(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqu	64(%rsi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$0, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm9
+	pclmulqdq	$17, 320(%rdi), %xmm14
+	movdqa	80(%rdi), %xmm0
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$1, 320(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm5
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$16, 320(%rdi), %xmm13
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqu	80(%rsi), %xmm13
+	movdqa	96(%rdi), %xmm0
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm3
+	pclmulqdq	$0, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm6
+	pclmulqdq	$17, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	112(%rdi), %xmm0
+	pclmulqdq	$1, 336(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm3
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm6
+	movdqu	96(%rsi), %xmm13
+	aesenc	%xmm0, %xmm7
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	movdqa	%xmm13, %xmm14
+	movdqa	128(%rdi), %xmm0
+	pclmulqdq	$0, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm2
+	pxor	%xmm14, %xmm10
+	aesenc	%xmm0, %xmm3
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm4
+	pclmulqdq	$17, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm5
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$1, 352(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm12
+	movdqa	144(%rdi), %xmm0
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$16, 352(%rdi), %xmm13
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm4
+	movdqu	112(%rsi), %xmm13
+	aesenc	%xmm0, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm13
+	aesenc	%xmm0, %xmm6
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm7
+	pclmulqdq	$0, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm8
+	aesenc	%xmm0, %xmm9
+	pxor	%xmm14, %xmm10
+	movdqa	160(%rdi), %xmm0
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm2
+	pclmulqdq	$17, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm3
+	pxor	%xmm14, %xmm11
+	aesenc	%xmm0, %xmm4
+	movdqa	%xmm13, %xmm14
+	aesenc	%xmm0, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm14
+	aesenc	%xmm0, %xmm6
+	pxor	%xmm14, %xmm12
+	aesenc	%xmm0, %xmm7
+	aesenc	%xmm0, %xmm8
+	pclmulqdq	$16, 368(%rdi), %xmm13
+	aesenc	%xmm0, %xmm9
+	movdqa	176(%rdi), %xmm0
+	pxor	%xmm13, %xmm12
+	aesenc	%xmm0, %xmm2
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm3
+	pslldq	$8, %xmm13
+	aesenc	%xmm0, %xmm4
+	pxor	%xmm13, %xmm10
+	aesenc	%xmm0, %xmm5
+	movdqa	%xmm12, %xmm13
+	aesenc	%xmm0, %xmm6
+	psrldq	$8, %xmm13
+	aesenc	%xmm0, %xmm7
+	pxor	%xmm13, %xmm11
+	aesenc	%xmm0, %xmm8
+	movdqa	%xmm10, %xmm12
+	aesenc	%xmm0, %xmm9
+	movdqa	192(%rdi), %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm2
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm3
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm4
+	movdqa	%xmm10, %xmm12
+	aesenclast	%xmm0, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm12
+	aesenclast	%xmm0, %xmm6
+	pshufd	$78, %xmm10, %xmm10
+	aesenclast	%xmm0, %xmm7
+	pxor	%xmm12, %xmm10
+	aesenclast	%xmm0, %xmm8
+	pxor	%xmm11, %xmm10
+	aesenclast	%xmm0, %xmm9
+	movdqa	%xmm10, %xmm0
+	movdqu	(%rsi), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	movdqu	64(%rsi), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%rcx)
+	movdqu	80(%rsi), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%rcx)
+	movdqu	96(%rsi), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%rcx)
+	movdqu	112(%rsi), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%rcx)
+	addq	$128, %rsi
+	addq	$128, %rcx
+	subq	$128, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_top192
+.Laesgen_aesni_gcm_none_decrypt_data_drain192:
+.Laesgen_aesni_gcm_none_decrypt_data_small192:
+.Laesgen_aesni_gcm_none_decrypt_data_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next4_192
+	movdqu	(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 320(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 320(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 320(%rdi), %xmm4
+	pclmulqdq	$16, 320(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	16(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 336(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 336(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	32(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 352(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 352(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	48(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$0, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$17, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, 368(%rdi), %xmm5
+	pxor	%xmm5, %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm3
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm4
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	%xmm1, %xmm5
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%rdi), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%rdi), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%rsi), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%rcx)
+	movdqu	16(%rsi), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%rcx)
+	movdqu	32(%rsi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%rcx)
+	movdqu	48(%rsi), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_none_decrypt_data_next4_192:
+.Laesgen_aesni_gcm_none_decrypt_data_again1_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_none_decrypt_data_next1_192
+	movdqu	(%rsi), %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, 368(%rdi), %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, 368(%rdi), %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, 368(%rdi), %xmm4
+	pclmulqdq	$16, 368(%rdi), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_none_decrypt_data_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	176(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	192(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqu	(%rsi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqu	%xmm2, (%rcx)
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_again1_192
+.Laesgen_aesni_gcm_none_decrypt_data_next1_192:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_end192
+	movdqa	%xmm1, %xmm2
+	pshufb	.Laesgen_aesni_gcm_none_decrypt_data_bswap128(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_none_decrypt_data_step1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	176(%rdi), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	192(%rdi), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqa	%xmm2, 448(%rdi)
+	leaq	448(%rdi), %rax
+	leaq	432(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no8_4
+	movq	(%rsi), %r9
+	movq	%r9, (%r8)
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no8_4:
+	testq	$4, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no4_4
+	movl	(%rsi), %r9d
+	movl	%r9d, (%r8)
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no4_4:
+	testq	$2, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no2_4
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movzbl	1(%rsi), %r9d
+	movb	%r9b, 1(%r8)
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_aesni_gcm_none_decrypt_data_no2_4:
+	testq	$1, %rdx
+	je	.Laesgen_aesni_gcm_none_decrypt_data_no1_4
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+.Laesgen_aesni_gcm_none_decrypt_data_no1_4:
+.Laesgen_aesni_gcm_none_decrypt_data_end192:
+	movdqa	%xmm1, 400(%rdi)
+	jmp	.Laesgen_aesni_gcm_none_decrypt_data_saved
+.Laesgen_aesni_gcm_none_decrypt_data_saved:
+	movdqa	%xmm0, 416(%rdi)
+	pxor	%xmm0, %xmm0
+	pxor	%xmm1, %xmm1
+	pxor	%xmm2, %xmm2
+	pxor	%xmm3, %xmm3
+	pxor	%xmm4, %xmm4
+	pxor	%xmm5, %xmm5
+	pxor	%xmm6, %xmm6
+	pxor	%xmm7, %xmm7
+	pxor	%xmm8, %xmm8
+	pxor	%xmm9, %xmm9
+	pxor	%xmm10, %xmm10
+	pxor	%xmm11, %xmm11
+	pxor	%xmm12, %xmm12
+	pxor	%xmm13, %xmm13
+	pxor	%xmm14, %xmm14
+	popq	%rbp
+	popq	%rbx
+	ret
+	.size	aesgen_aesni_gcm_none_decrypt_data, .-aesgen_aesni_gcm_none_decrypt_data
+	.section	.rodata
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_bswap128:
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
+	.p2align	4
+.Laesgen_aesni_gcm_none_decrypt_data_step1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

@@ -11,15 +11,17 @@
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_none_init   requires AESNI, PCLMULQDQ, AVX
- *   aesgen_vaes256_gcm_none_seal   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   aesgen_vaes256_gcm_none_open   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+ *   aesgen_vaes256_gcm_none_seal   requires AESNI, PCLMULQDQ, AVX
+ *   aesgen_vaes256_gcm_none_open   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_none_start   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_none_aad   requires PCLMULQDQ, AVX
- *   aesgen_vaes256_gcm_none_encrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   aesgen_vaes256_gcm_none_decrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+ *   aesgen_vaes256_gcm_none_encrypt
+ *   aesgen_vaes256_gcm_none_decrypt
  *   aesgen_vaes256_gcm_none_finish_seal   requires PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_none_finish_open   requires PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_none_wipe   requires AVX
+ *   aesgen_vaes256_gcm_none_encrypt_data   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+ *   aesgen_vaes256_gcm_none_decrypt_data   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  */
 
 
@@ -1087,7 +1089,7 @@ aesgen_vaes256_gcm_none_init:
 
 # seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 # one-shot GCM encryption. Returns 0, or -1 for a length out of range (nothing written).
-# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+# Requires: AESNI, PCLMULQDQ, AVX
 	.text
 	.globl	aesgen_vaes256_gcm_none_seal
 	.type	aesgen_vaes256_gcm_none_seal, @function
@@ -1097,91 +1099,94 @@ aesgen_vaes256_gcm_none_seal:
 	pushq	%rbx
 	pushq	%rbp
 	pushq	%r12
+	pushq	%r13
+	movq	%rdi, %rbx
+	movq	%r8, %rax
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_refuse
-	movq	56(%rsp), %rax
-	cmpq	$4, %rax
+	movq	64(%rsp), %rdi
+	cmpq	$4, %rdi
 	jb	.Laesgen_vaes256_gcm_none_seal_refuse
-	cmpq	$16, %rax
+	cmpq	$16, %rdi
 	ja	.Laesgen_vaes256_gcm_none_seal_refuse
-	movabsq	$0x1fffffffffffffff, %rax
-	cmpq	%rax, %r8
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %rax
 	ja	.Laesgen_vaes256_gcm_none_seal_refuse
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rdi
 	movabsq	$0xfffffffe0, %r10
-	cmpq	%r10, %rax
+	cmpq	%r10, %rdi
 	ja	.Laesgen_vaes256_gcm_none_seal_refuse
-	cmpl	$0, 240(%rdi)
+	cmpl	$0, 240(%rbx)
 	je	.Laesgen_vaes256_gcm_none_seal_refuse
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	%xmm0, 816(%rdi)
-	movq	$0, 864(%rdi)
-	movq	$0, 872(%rdi)
-	movq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 800(%rbx)
+	vmovdqa	%xmm0, 816(%rbx)
+	movq	$0, 864(%rbx)
+	movq	$0, 872(%rbx)
+	movq	$0, 880(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_none_seal_long_nonce
-	movq	(%rsi), %rax
-	movq	%rax, 848(%rdi)
-	movl	8(%rsi), %eax
-	movl	%eax, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	movq	(%rsi), %rdx
+	movq	%rdx, 848(%rbx)
+	movl	8(%rsi), %edx
+	movl	%edx, 856(%rbx)
+	movl	$0x1000000, 860(%rbx)
+	vmovdqa	848(%rbx), %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_seal_have_j0
 .Laesgen_vaes256_gcm_none_seal_long_nonce:
-	movq	%rdx, %rax
-	shlq	$3, %rax
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %r10
-	addq	%rdx, 872(%rdi)
+	movq	%rdx, %rdi
+	shlq	$3, %rdi
+	vmovdqa	800(%rbx), %xmm0
+	movq	872(%rbx), %r10
+	addq	%rdx, 872(%rbx)
 	andq	$15, %r10
 	je	.Laesgen_vaes256_gcm_none_seal_whole
 	movq	$16, %r11
 	subq	%r10, %r11
 	cmpq	%rdx, %r11
 	cmovaq	%rdx, %r11
-	leaq	816(%rdi,%r10,1), %rbp
-	movq	%rsi, %rbx
+	leaq	816(%rbx,%r10,1), %r12
+	movq	%rsi, %rbp
 	testq	$8, %r11
 	je	.Laesgen_vaes256_gcm_none_seal_no8
-	movq	(%rbx), %r12
-	movq	%r12, (%rbp)
-	addq	$8, %rbx
+	movq	(%rbp), %r13
+	movq	%r13, (%r12)
 	addq	$8, %rbp
+	addq	$8, %r12
 .Laesgen_vaes256_gcm_none_seal_no8:
 	testq	$4, %r11
 	je	.Laesgen_vaes256_gcm_none_seal_no4
-	movl	(%rbx), %r12d
-	movl	%r12d, (%rbp)
-	addq	$4, %rbx
+	movl	(%rbp), %r13d
+	movl	%r13d, (%r12)
 	addq	$4, %rbp
+	addq	$4, %r12
 .Laesgen_vaes256_gcm_none_seal_no4:
 	testq	$2, %r11
 	je	.Laesgen_vaes256_gcm_none_seal_no2
-	movzbl	(%rbx), %r12d
-	movb	%r12b, (%rbp)
-	movzbl	1(%rbx), %r12d
-	movb	%r12b, 1(%rbp)
-	addq	$2, %rbx
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
+	movzbl	1(%rbp), %r13d
+	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
+	addq	$2, %r12
 .Laesgen_vaes256_gcm_none_seal_no2:
 	testq	$1, %r11
 	je	.Laesgen_vaes256_gcm_none_seal_no1
-	movzbl	(%rbx), %r12d
-	movb	%r12b, (%rbp)
+	movzbl	(%rbp), %r13d
+	movb	%r13b, (%r12)
 .Laesgen_vaes256_gcm_none_seal_no1:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
 	cmpq	$16, %r10
 	jne	.Laesgen_vaes256_gcm_none_seal_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	816(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1195,7 +1200,7 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 816(%rbx)
 .Laesgen_vaes256_gcm_none_seal_whole:
 .Laesgen_vaes256_gcm_none_seal_hash8:
 	cmpq	$128, %rdx
@@ -1205,78 +1210,78 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 640(%rbx), %xmm0, %xmm0
 	vmovdqu	16(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 656(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	32(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 672(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	48(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	64(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 704(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	80(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	96(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	112(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1304,9 +1309,9 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -1327,7 +1332,7 @@ aesgen_vaes256_gcm_none_seal:
 .Laesgen_vaes256_gcm_none_seal_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_absorbed
-	leaq	816(%rdi), %r10
+	leaq	816(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
@@ -1357,18 +1362,18 @@ aesgen_vaes256_gcm_none_seal:
 	movb	%r11b, (%r10)
 .Laesgen_vaes256_gcm_none_seal_no1_2:
 .Laesgen_vaes256_gcm_none_seal_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
+	vmovdqa	%xmm0, 800(%rbx)
+	vmovdqa	800(%rbx), %xmm0
+	movq	872(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	816(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1382,14 +1387,14 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 816(%rbx)
 .Laesgen_vaes256_gcm_none_seal_flushed:
-	vmovq	%rax, %xmm1
+	vmovq	%rdi, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -1404,154 +1409,154 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 800(%rdi)
-	movq	$0, 872(%rdi)
+	vmovdqa	%xmm1, 800(%rbx)
+	movq	$0, 872(%rbx)
 .Laesgen_vaes256_gcm_none_seal_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rdi)
-	movl	240(%rdi), %eax
-	cmpl	$128, %eax
+	vmovdqa	%xmm1, 784(%rbx)
+	movl	240(%rbx), %edx
+	cmpl	$128, %edx
 	je	.Laesgen_vaes256_gcm_none_seal_aes128
-	cmpl	$192, %eax
+	cmpl	$192, %edx
 	je	.Laesgen_vaes256_gcm_none_seal_aes192
 .Laesgen_vaes256_gcm_none_seal_aes256:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
+	vmovdqa	176(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
+	vmovdqa	192(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	208(%rdi), %xmm1
+	vmovdqa	208(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	224(%rdi), %xmm1
+	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done
 .Laesgen_vaes256_gcm_none_seal_aes128:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done
 .Laesgen_vaes256_gcm_none_seal_aes192:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
+	vmovdqa	176(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
+	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done
 .Laesgen_vaes256_gcm_none_seal_aes_done:
-	vmovdqa	%xmm0, 768(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
-	addq	%r8, 864(%rdi)
-	andq	$15, %rax
+	vmovdqa	%xmm0, 768(%rbx)
+	vmovdqa	800(%rbx), %xmm0
+	movq	864(%rbx), %rdx
+	addq	%rax, 864(%rbx)
+	andq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_whole_2
-	movq	$16, %rdx
-	subq	%rax, %rdx
-	cmpq	%r8, %rdx
-	cmovaq	%r8, %rdx
-	leaq	816(%rdi,%rax,1), %r10
-	movq	%rcx, %rsi
-	testq	$8, %rdx
+	movq	$16, %rsi
+	subq	%rdx, %rsi
+	cmpq	%rax, %rsi
+	cmovaq	%rax, %rsi
+	leaq	816(%rbx,%rdx,1), %r10
+	movq	%rcx, %rdi
+	testq	$8, %rsi
 	je	.Laesgen_vaes256_gcm_none_seal_no8_3
-	movq	(%rsi), %r11
+	movq	(%rdi), %r11
 	movq	%r11, (%r10)
-	addq	$8, %rsi
+	addq	$8, %rdi
 	addq	$8, %r10
 .Laesgen_vaes256_gcm_none_seal_no8_3:
-	testq	$4, %rdx
+	testq	$4, %rsi
 	je	.Laesgen_vaes256_gcm_none_seal_no4_3
-	movl	(%rsi), %r11d
+	movl	(%rdi), %r11d
 	movl	%r11d, (%r10)
-	addq	$4, %rsi
+	addq	$4, %rdi
 	addq	$4, %r10
 .Laesgen_vaes256_gcm_none_seal_no4_3:
-	testq	$2, %rdx
+	testq	$2, %rsi
 	je	.Laesgen_vaes256_gcm_none_seal_no2_3
-	movzbl	(%rsi), %r11d
+	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
-	movzbl	1(%rsi), %r11d
+	movzbl	1(%rdi), %r11d
 	movb	%r11b, 1(%r10)
-	addq	$2, %rsi
+	addq	$2, %rdi
 	addq	$2, %r10
 .Laesgen_vaes256_gcm_none_seal_no2_3:
-	testq	$1, %rdx
+	testq	$1, %rsi
 	je	.Laesgen_vaes256_gcm_none_seal_no1_3
-	movzbl	(%rsi), %r11d
+	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
 .Laesgen_vaes256_gcm_none_seal_no1_3:
-	addq	%rdx, %rcx
-	subq	%rdx, %r8
-	addq	%rdx, %rax
-	cmpq	$16, %rax
+	addq	%rsi, %rcx
+	subq	%rsi, %rax
+	addq	%rsi, %rdx
+	cmpq	$16, %rdx
 	jne	.Laesgen_vaes256_gcm_none_seal_absorbed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	816(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1565,88 +1570,88 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 816(%rbx)
 .Laesgen_vaes256_gcm_none_seal_whole_2:
 .Laesgen_vaes256_gcm_none_seal_hash8_2:
-	cmpq	$128, %r8
+	cmpq	$128, %rax
 	jb	.Laesgen_vaes256_gcm_none_seal_hashed8_2
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 640(%rbx), %xmm0, %xmm0
 	vmovdqu	16(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 656(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	32(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 672(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	48(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	64(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 704(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	80(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	96(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	112(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1663,20 +1668,20 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rcx
-	subq	$128, %r8
+	subq	$128, %rax
 	jmp	.Laesgen_vaes256_gcm_none_seal_hash8_2
 .Laesgen_vaes256_gcm_none_seal_hashed8_2:
 .Laesgen_vaes256_gcm_none_seal_hash1_2:
-	cmpq	$16, %r8
+	cmpq	$16, %rax
 	jb	.Laesgen_vaes256_gcm_none_seal_hashed1_2
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -1692,57 +1697,62 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
-	subq	$16, %r8
+	subq	$16, %rax
 	jmp	.Laesgen_vaes256_gcm_none_seal_hash1_2
 .Laesgen_vaes256_gcm_none_seal_hashed1_2:
-	testq	%r8, %r8
+	testq	%rax, %rax
 	je	.Laesgen_vaes256_gcm_none_seal_absorbed_2
-	leaq	816(%rdi), %rax
-	testq	$8, %r8
+	leaq	816(%rbx), %rdx
+	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_none_seal_no8_4
-	movq	(%rcx), %rdx
-	movq	%rdx, (%rax)
+	movq	(%rcx), %rsi
+	movq	%rsi, (%rdx)
 	addq	$8, %rcx
-	addq	$8, %rax
+	addq	$8, %rdx
 .Laesgen_vaes256_gcm_none_seal_no8_4:
-	testq	$4, %r8
+	testq	$4, %rax
 	je	.Laesgen_vaes256_gcm_none_seal_no4_4
-	movl	(%rcx), %edx
-	movl	%edx, (%rax)
+	movl	(%rcx), %esi
+	movl	%esi, (%rdx)
 	addq	$4, %rcx
-	addq	$4, %rax
+	addq	$4, %rdx
 .Laesgen_vaes256_gcm_none_seal_no4_4:
-	testq	$2, %r8
+	testq	$2, %rax
 	je	.Laesgen_vaes256_gcm_none_seal_no2_4
-	movzbl	(%rcx), %edx
-	movb	%dl, (%rax)
-	movzbl	1(%rcx), %edx
-	movb	%dl, 1(%rax)
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+	movzbl	1(%rcx), %esi
+	movb	%sil, 1(%rdx)
 	addq	$2, %rcx
-	addq	$2, %rax
+	addq	$2, %rdx
 .Laesgen_vaes256_gcm_none_seal_no2_4:
-	testq	$1, %r8
+	testq	$1, %rax
 	je	.Laesgen_vaes256_gcm_none_seal_no1_4
-	movzbl	(%rcx), %edx
-	movb	%dl, (%rax)
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
 .Laesgen_vaes256_gcm_none_seal_no1_4:
 .Laesgen_vaes256_gcm_none_seal_absorbed_2:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	32(%rsp), %rax
-	movq	40(%rsp), %rcx
-	cmpq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 800(%rbx)
+	movq	40(%rsp), %rdx
+	movq	48(%rsp), %rcx
+	movq	%rbx, %rdi
+	movq	%r9, %rsi
+	call	aesgen_vaes256_gcm_none_encrypt_data
+	movq	56(%rsp), %rax
+	movq	64(%rsp), %rcx
+	cmpq	$0, 880(%rbx)
 	jne	.Laesgen_vaes256_gcm_none_seal_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
+	vmovdqa	800(%rbx), %xmm0
+	movq	864(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_flushed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	816(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1756,2509 +1766,22 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 816(%rbx)
 .Laesgen_vaes256_gcm_none_seal_flushed_2:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
+	vmovdqa	%xmm0, 800(%rbx)
+	movq	$1, 880(%rbx)
 .Laesgen_vaes256_gcm_none_seal_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
-	addq	%rax, 872(%rdi)
-	andq	$15, %rdx
-	je	.Laesgen_vaes256_gcm_none_seal_bulk
-	movq	$16, %rsi
-	subq	%rdx, %rsi
-	cmpq	%rax, %rsi
-	cmovaq	%rax, %rsi
-	movq	%r9, %r8
-	movq	%rcx, %r10
-	leaq	832(%rdi,%rdx,1), %r11
-	leaq	816(%rdi,%rdx,1), %rbx
-	testq	$8, %rsi
-	je	.Laesgen_vaes256_gcm_none_seal_no8_5
-	movq	(%r8), %rbp
-	xorq	(%r11), %rbp
-	movq	%rbp, (%r10)
-	movq	%rbp, (%rbx)
-	addq	$8, %r8
-	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-.Laesgen_vaes256_gcm_none_seal_no8_5:
-	testq	$4, %rsi
-	je	.Laesgen_vaes256_gcm_none_seal_no4_5
-	movl	(%r8), %ebp
-	xorl	(%r11), %ebp
-	movl	%ebp, (%r10)
-	movl	%ebp, (%rbx)
-	addq	$4, %r8
-	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-.Laesgen_vaes256_gcm_none_seal_no4_5:
-	testq	$2, %rsi
-	je	.Laesgen_vaes256_gcm_none_seal_no2_5
-	movzbl	(%r8), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-	movzbl	1(%r8), %ebp
-	xorb	1(%r11), %bpl
-	movb	%bpl, 1(%r10)
-	movb	%bpl, 1(%rbx)
-	addq	$2, %r8
-	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-.Laesgen_vaes256_gcm_none_seal_no2_5:
-	testq	$1, %rsi
-	je	.Laesgen_vaes256_gcm_none_seal_no1_5
-	movzbl	(%r8), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-.Laesgen_vaes256_gcm_none_seal_no1_5:
-	addq	%rsi, %r9
-	addq	%rsi, %rcx
-	subq	%rsi, %rax
-	addq	%rsi, %rdx
-	cmpq	$16, %rdx
-	jne	.Laesgen_vaes256_gcm_none_seal_saved
-	vmovdqa	816(%rdi), %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
-.Laesgen_vaes256_gcm_none_seal_bulk:
-	movl	240(%rdi), %edx
-	cmpl	$128, %edx
-	je	.Laesgen_vaes256_gcm_none_seal_data128
-	cmpl	$192, %edx
-	je	.Laesgen_vaes256_gcm_none_seal_data192
-.Laesgen_vaes256_gcm_none_seal_data256:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_small256
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_seal_first256:
-	cmpq	$256, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_first_done256
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm10
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm10, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm4, %ymm4
-	vpxor	%ymm10, %ymm5, %ymm5
-	vpxor	%ymm10, %ymm6, %ymm6
-	vpxor	%ymm10, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm8, %ymm8
-	vpxor	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	16(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	32(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	48(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	64(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	96(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	112(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	192(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	208(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	224(%rdi), %ymm10
-	vaesenclast	%ymm10, %ymm2, %ymm2
-	vaesenclast	%ymm10, %ymm3, %ymm3
-	vaesenclast	%ymm10, %ymm4, %ymm4
-	vaesenclast	%ymm10, %ymm5, %ymm5
-	vaesenclast	%ymm10, %ymm6, %ymm6
-	vaesenclast	%ymm10, %ymm7, %ymm7
-	vaesenclast	%ymm10, %ymm8, %ymm8
-	vaesenclast	%ymm10, %ymm9, %ymm9
-	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%r9), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%r9), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%r9), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%r9), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %r9
-	addq	$256, %rcx
-	subq	$256, %rax
-	jmp	.Laesgen_vaes256_gcm_none_seal_first_done256
-.Laesgen_vaes256_gcm_none_seal_first_done256:
-.Laesgen_vaes256_gcm_none_seal_top256:
-	cmpq	$256, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_drain256
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm8
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-224(%rcx), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vbroadcasti128	(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
-	vbroadcasti128	16(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	-192(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
-	vbroadcasti128	32(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-128(%rcx), %ymm13
-	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	112(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
-	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm11, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %xmm10, %xmm10
-	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%r9), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%r9), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%r9), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%r9), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %r9
-	addq	$256, %rcx
-	subq	$256, %rax
-	jmp	.Laesgen_vaes256_gcm_none_seal_top256
-.Laesgen_vaes256_gcm_none_seal_drain256:
-	vmovdqu	-256(%rcx), %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpclmulqdq	$0, 256(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 256(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm0
-	vmovdqu	-224(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 288(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 288(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-192(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 320(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 576(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-160(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 352(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 608(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-128(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 384(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 640(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-96(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 416(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 672(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-64(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 448(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 704(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-32(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 480(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 480(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-.Laesgen_vaes256_gcm_none_seal_small256:
-.Laesgen_vaes256_gcm_none_seal_again4_256:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_next4_256
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	208(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	224(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$64, %r9
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes256_gcm_none_seal_next4_256:
-.Laesgen_vaes256_gcm_none_seal_again1_256:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_next1_256
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$16, %r9
-	addq	$16, %rcx
-	subq	$16, %rax
-	jmp	.Laesgen_vaes256_gcm_none_seal_again1_256
-.Laesgen_vaes256_gcm_none_seal_next1_256:
-	testq	%rax, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_end256
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
-	testq	$8, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no8_6
-	movq	(%r9), %r8
-	xorq	(%rdx), %r8
-	movq	%r8, (%rcx)
-	movq	%r8, (%rsi)
-	addq	$8, %r9
-	addq	$8, %rcx
-	addq	$8, %rdx
-	addq	$8, %rsi
-.Laesgen_vaes256_gcm_none_seal_no8_6:
-	testq	$4, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no4_6
-	movl	(%r9), %r8d
-	xorl	(%rdx), %r8d
-	movl	%r8d, (%rcx)
-	movl	%r8d, (%rsi)
-	addq	$4, %r9
-	addq	$4, %rcx
-	addq	$4, %rdx
-	addq	$4, %rsi
-.Laesgen_vaes256_gcm_none_seal_no4_6:
-	testq	$2, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no2_6
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-	movzbl	1(%r9), %r8d
-	xorb	1(%rdx), %r8b
-	movb	%r8b, 1(%rcx)
-	movb	%r8b, 1(%rsi)
-	addq	$2, %r9
-	addq	$2, %rcx
-	addq	$2, %rdx
-	addq	$2, %rsi
-.Laesgen_vaes256_gcm_none_seal_no2_6:
-	testq	$1, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no1_6
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-.Laesgen_vaes256_gcm_none_seal_no1_6:
-.Laesgen_vaes256_gcm_none_seal_end256:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_seal_saved
-.Laesgen_vaes256_gcm_none_seal_data128:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_small128
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_seal_first128:
-	cmpq	$256, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_first_done128
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm10
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm10, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm4, %ymm4
-	vpxor	%ymm10, %ymm5, %ymm5
-	vpxor	%ymm10, %ymm6, %ymm6
-	vpxor	%ymm10, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm8, %ymm8
-	vpxor	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	16(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	32(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	48(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	64(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	96(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	112(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm10
-	vaesenclast	%ymm10, %ymm2, %ymm2
-	vaesenclast	%ymm10, %ymm3, %ymm3
-	vaesenclast	%ymm10, %ymm4, %ymm4
-	vaesenclast	%ymm10, %ymm5, %ymm5
-	vaesenclast	%ymm10, %ymm6, %ymm6
-	vaesenclast	%ymm10, %ymm7, %ymm7
-	vaesenclast	%ymm10, %ymm8, %ymm8
-	vaesenclast	%ymm10, %ymm9, %ymm9
-	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%r9), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%r9), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%r9), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%r9), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %r9
-	addq	$256, %rcx
-	subq	$256, %rax
-	jmp	.Laesgen_vaes256_gcm_none_seal_first_done128
-.Laesgen_vaes256_gcm_none_seal_first_done128:
-.Laesgen_vaes256_gcm_none_seal_top128:
-	cmpq	$256, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_drain128
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm4
-	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	-192(%rcx), %ymm13
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	16(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	32(%rdi), %ymm0
-	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
-	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	64(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-64(%rcx), %ymm13
-	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm11, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%r9), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%r9), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%r9), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%r9), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %r9
-	addq	$256, %rcx
-	subq	$256, %rax
-	jmp	.Laesgen_vaes256_gcm_none_seal_top128
-.Laesgen_vaes256_gcm_none_seal_drain128:
-	vmovdqu	-256(%rcx), %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpclmulqdq	$0, 256(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 256(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm0
-	vmovdqu	-224(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 288(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 288(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-192(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 320(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 576(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-160(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 352(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 608(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-128(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 384(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 640(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-96(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 416(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 672(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-64(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 448(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 704(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-32(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 480(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 480(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-.Laesgen_vaes256_gcm_none_seal_small128:
-.Laesgen_vaes256_gcm_none_seal_again4_128:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_next4_128
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$64, %r9
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes256_gcm_none_seal_next4_128:
-.Laesgen_vaes256_gcm_none_seal_again1_128:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_next1_128
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$16, %r9
-	addq	$16, %rcx
-	subq	$16, %rax
-	jmp	.Laesgen_vaes256_gcm_none_seal_again1_128
-.Laesgen_vaes256_gcm_none_seal_next1_128:
-	testq	%rax, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_end128
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
-	testq	$8, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no8_7
-	movq	(%r9), %r8
-	xorq	(%rdx), %r8
-	movq	%r8, (%rcx)
-	movq	%r8, (%rsi)
-	addq	$8, %r9
-	addq	$8, %rcx
-	addq	$8, %rdx
-	addq	$8, %rsi
-.Laesgen_vaes256_gcm_none_seal_no8_7:
-	testq	$4, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no4_7
-	movl	(%r9), %r8d
-	xorl	(%rdx), %r8d
-	movl	%r8d, (%rcx)
-	movl	%r8d, (%rsi)
-	addq	$4, %r9
-	addq	$4, %rcx
-	addq	$4, %rdx
-	addq	$4, %rsi
-.Laesgen_vaes256_gcm_none_seal_no4_7:
-	testq	$2, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no2_7
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-	movzbl	1(%r9), %r8d
-	xorb	1(%rdx), %r8b
-	movb	%r8b, 1(%rcx)
-	movb	%r8b, 1(%rsi)
-	addq	$2, %r9
-	addq	$2, %rcx
-	addq	$2, %rdx
-	addq	$2, %rsi
-.Laesgen_vaes256_gcm_none_seal_no2_7:
-	testq	$1, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no1_7
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-.Laesgen_vaes256_gcm_none_seal_no1_7:
-.Laesgen_vaes256_gcm_none_seal_end128:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_seal_saved
-.Laesgen_vaes256_gcm_none_seal_data192:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_small192
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_seal_first192:
-	cmpq	$256, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_first_done192
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm10
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm10, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm4, %ymm4
-	vpxor	%ymm10, %ymm5, %ymm5
-	vpxor	%ymm10, %ymm6, %ymm6
-	vpxor	%ymm10, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm8, %ymm8
-	vpxor	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	16(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	32(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	48(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	64(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	96(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	112(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	192(%rdi), %ymm10
-	vaesenclast	%ymm10, %ymm2, %ymm2
-	vaesenclast	%ymm10, %ymm3, %ymm3
-	vaesenclast	%ymm10, %ymm4, %ymm4
-	vaesenclast	%ymm10, %ymm5, %ymm5
-	vaesenclast	%ymm10, %ymm6, %ymm6
-	vaesenclast	%ymm10, %ymm7, %ymm7
-	vaesenclast	%ymm10, %ymm8, %ymm8
-	vaesenclast	%ymm10, %ymm9, %ymm9
-	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%r9), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%r9), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%r9), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%r9), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %r9
-	addq	$256, %rcx
-	subq	$256, %rax
-	jmp	.Laesgen_vaes256_gcm_none_seal_first_done192
-.Laesgen_vaes256_gcm_none_seal_first_done192:
-.Laesgen_vaes256_gcm_none_seal_top192:
-	cmpq	$256, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_drain192
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm8
-	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm1, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	-192(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vbroadcasti128	32(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	64(%rdi), %ymm0
-	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	112(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	160(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm11, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vbroadcasti128	192(%rdi), %ymm0
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%r9), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%r9), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%r9), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%r9), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %r9
-	addq	$256, %rcx
-	subq	$256, %rax
-	jmp	.Laesgen_vaes256_gcm_none_seal_top192
-.Laesgen_vaes256_gcm_none_seal_drain192:
-	vmovdqu	-256(%rcx), %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpclmulqdq	$0, 256(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 256(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm0
-	vmovdqu	-224(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 288(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 288(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-192(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 320(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 576(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-160(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 352(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 608(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-128(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 384(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 640(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-96(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 416(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 672(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-64(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 448(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 704(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-32(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 480(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 480(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-.Laesgen_vaes256_gcm_none_seal_small192:
-.Laesgen_vaes256_gcm_none_seal_again4_192:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_next4_192
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$64, %r9
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes256_gcm_none_seal_next4_192:
-.Laesgen_vaes256_gcm_none_seal_again1_192:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes256_gcm_none_seal_next1_192
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$16, %r9
-	addq	$16, %rcx
-	subq	$16, %rax
-	jmp	.Laesgen_vaes256_gcm_none_seal_again1_192
-.Laesgen_vaes256_gcm_none_seal_next1_192:
-	testq	%rax, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_end192
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rdx
-	leaq	816(%rdi), %rsi
-	testq	$8, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no8_8
-	movq	(%r9), %r8
-	xorq	(%rdx), %r8
-	movq	%r8, (%rcx)
-	movq	%r8, (%rsi)
-	addq	$8, %r9
-	addq	$8, %rcx
-	addq	$8, %rdx
-	addq	$8, %rsi
-.Laesgen_vaes256_gcm_none_seal_no8_8:
-	testq	$4, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no4_8
-	movl	(%r9), %r8d
-	xorl	(%rdx), %r8d
-	movl	%r8d, (%rcx)
-	movl	%r8d, (%rsi)
-	addq	$4, %r9
-	addq	$4, %rcx
-	addq	$4, %rdx
-	addq	$4, %rsi
-.Laesgen_vaes256_gcm_none_seal_no4_8:
-	testq	$2, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no2_8
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-	movzbl	1(%r9), %r8d
-	xorb	1(%rdx), %r8b
-	movb	%r8b, 1(%rcx)
-	movb	%r8b, 1(%rsi)
-	addq	$2, %r9
-	addq	$2, %rcx
-	addq	$2, %rdx
-	addq	$2, %rsi
-.Laesgen_vaes256_gcm_none_seal_no2_8:
-	testq	$1, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no1_8
-	movzbl	(%r9), %r8d
-	xorb	(%rdx), %r8b
-	movb	%r8b, (%rcx)
-	movb	%r8b, (%rsi)
-.Laesgen_vaes256_gcm_none_seal_no1_8:
-.Laesgen_vaes256_gcm_none_seal_end192:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_seal_saved
-.Laesgen_vaes256_gcm_none_seal_saved:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	48(%rsp), %rax
-	movq	56(%rsp), %rcx
-	cmpq	$0, 880(%rdi)
-	jne	.Laesgen_vaes256_gcm_none_seal_in_data_2
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
+	vmovdqa	800(%rbx), %xmm0
+	movq	872(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_seal_flushed_3
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	816(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4271,48 +1794,19 @@ aesgen_vaes256_gcm_none_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
 .Laesgen_vaes256_gcm_none_seal_flushed_3:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
-.Laesgen_vaes256_gcm_none_seal_in_data_2:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
-	testq	$15, %rdx
-	je	.Laesgen_vaes256_gcm_none_seal_flushed_4
-	vmovdqa	816(%rdi), %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-.Laesgen_vaes256_gcm_none_seal_flushed_4:
-	movq	864(%rdi), %rdx
+	movq	864(%rbx), %rdx
 	shlq	$3, %rdx
-	movq	872(%rdi), %rsi
+	movq	872(%rbx), %rsi
 	shlq	$3, %rsi
 	vmovq	%rsi, %xmm1
 	vmovq	%rdx, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -4326,9 +1820,9 @@ aesgen_vaes256_gcm_none_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
-	leaq	848(%rdi), %rdx
+	vpxor	768(%rbx), %xmm0, %xmm0
+	vmovdqa	%xmm0, 848(%rbx)
+	leaq	848(%rbx), %rdx
 	testq	$16, %rcx
 	je	.Laesgen_vaes256_gcm_none_seal_no16
 	movq	(%rdx), %rsi
@@ -4339,35 +1833,36 @@ aesgen_vaes256_gcm_none_seal:
 	addq	$16, %rax
 .Laesgen_vaes256_gcm_none_seal_no16:
 	testq	$8, %rcx
-	je	.Laesgen_vaes256_gcm_none_seal_no8_9
+	je	.Laesgen_vaes256_gcm_none_seal_no8_5
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	addq	$8, %rdx
 	addq	$8, %rax
-.Laesgen_vaes256_gcm_none_seal_no8_9:
+.Laesgen_vaes256_gcm_none_seal_no8_5:
 	testq	$4, %rcx
-	je	.Laesgen_vaes256_gcm_none_seal_no4_9
+	je	.Laesgen_vaes256_gcm_none_seal_no4_5
 	movl	(%rdx), %esi
 	movl	%esi, (%rax)
 	addq	$4, %rdx
 	addq	$4, %rax
-.Laesgen_vaes256_gcm_none_seal_no4_9:
+.Laesgen_vaes256_gcm_none_seal_no4_5:
 	testq	$2, %rcx
-	je	.Laesgen_vaes256_gcm_none_seal_no2_9
+	je	.Laesgen_vaes256_gcm_none_seal_no2_5
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 	movzbl	1(%rdx), %esi
 	movb	%sil, 1(%rax)
 	addq	$2, %rdx
 	addq	$2, %rax
-.Laesgen_vaes256_gcm_none_seal_no2_9:
+.Laesgen_vaes256_gcm_none_seal_no2_5:
 	testq	$1, %rcx
-	je	.Laesgen_vaes256_gcm_none_seal_no1_9
+	je	.Laesgen_vaes256_gcm_none_seal_no1_5
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
-.Laesgen_vaes256_gcm_none_seal_no1_9:
+.Laesgen_vaes256_gcm_none_seal_no1_5:
 	xorl	%eax, %eax
 	vzeroall
+	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -4375,6 +1870,7 @@ aesgen_vaes256_gcm_none_seal:
 .Laesgen_vaes256_gcm_none_seal_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%r13
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
@@ -4390,26 +1886,11 @@ aesgen_vaes256_gcm_none_seal:
 	.p2align	4
 .Laesgen_vaes256_gcm_none_seal_one:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_none_seal_lanes2:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_none_seal_step2:
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_none_seal_bswap256:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_vaes256_gcm_none_seal_step1:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 # one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
-# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+# Requires: AESNI, PCLMULQDQ, AVX
 	.text
 	.globl	aesgen_vaes256_gcm_none_open
 	.type	aesgen_vaes256_gcm_none_open, @function
@@ -4420,66 +1901,68 @@ aesgen_vaes256_gcm_none_open:
 	pushq	%rbp
 	pushq	%r12
 	pushq	%r13
-	movq	40(%rsp), %r10
-	movabsq	$0xfffffffe0, %r11
-	cmpq	%r11, %r10
+	movq	%rdi, %rbx
+	movq	%r8, %rax
+	movq	40(%rsp), %rdi
+	movabsq	$0xfffffffe0, %r10
+	cmpq	%r10, %rdi
 	ja	.Laesgen_vaes256_gcm_none_open_refuse
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_reject
-	movq	64(%rsp), %r10
-	cmpq	$4, %r10
+	movq	64(%rsp), %rdi
+	cmpq	$4, %rdi
 	jb	.Laesgen_vaes256_gcm_none_open_reject
-	cmpq	$16, %r10
+	cmpq	$16, %rdi
 	ja	.Laesgen_vaes256_gcm_none_open_reject
-	movabsq	$0x1fffffffffffffff, %r10
-	cmpq	%r10, %r8
+	movabsq	$0x1fffffffffffffff, %rdi
+	cmpq	%rdi, %rax
 	ja	.Laesgen_vaes256_gcm_none_open_reject
-	cmpl	$0, 240(%rdi)
+	cmpl	$0, 240(%rbx)
 	je	.Laesgen_vaes256_gcm_none_open_reject
 	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	%xmm0, 816(%rdi)
-	movq	$0, 864(%rdi)
-	movq	$0, 872(%rdi)
-	movq	$0, 880(%rdi)
+	vmovdqa	%xmm0, 800(%rbx)
+	vmovdqa	%xmm0, 816(%rbx)
+	movq	$0, 864(%rbx)
+	movq	$0, 872(%rbx)
+	movq	$0, 880(%rbx)
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_none_open_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 848(%rdi)
+	movq	%rdx, 848(%rbx)
 	movl	8(%rsi), %edx
-	movl	%edx, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	movl	%edx, 856(%rbx)
+	movl	$0x1000000, 860(%rbx)
+	vmovdqa	848(%rbx), %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_open_have_j0
 .Laesgen_vaes256_gcm_none_open_long_nonce:
-	movq	%rdx, %r10
-	shlq	$3, %r10
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %r11
-	addq	%rdx, 872(%rdi)
-	andq	$15, %r11
+	movq	%rdx, %rdi
+	shlq	$3, %rdi
+	vmovdqa	800(%rbx), %xmm0
+	movq	872(%rbx), %r10
+	addq	%rdx, 872(%rbx)
+	andq	$15, %r10
 	je	.Laesgen_vaes256_gcm_none_open_whole
-	movq	$16, %rbx
-	subq	%r11, %rbx
-	cmpq	%rdx, %rbx
-	cmovaq	%rdx, %rbx
-	leaq	816(%rdi,%r11,1), %r12
+	movq	$16, %r11
+	subq	%r10, %r11
+	cmpq	%rdx, %r11
+	cmovaq	%rdx, %r11
+	leaq	816(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
-	testq	$8, %rbx
+	testq	$8, %r11
 	je	.Laesgen_vaes256_gcm_none_open_no8
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
 .Laesgen_vaes256_gcm_none_open_no8:
-	testq	$4, %rbx
+	testq	$4, %r11
 	je	.Laesgen_vaes256_gcm_none_open_no4
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
 .Laesgen_vaes256_gcm_none_open_no4:
-	testq	$2, %rbx
+	testq	$2, %r11
 	je	.Laesgen_vaes256_gcm_none_open_no2
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
@@ -4488,23 +1971,23 @@ aesgen_vaes256_gcm_none_open:
 	addq	$2, %rbp
 	addq	$2, %r12
 .Laesgen_vaes256_gcm_none_open_no2:
-	testq	$1, %rbx
+	testq	$1, %r11
 	je	.Laesgen_vaes256_gcm_none_open_no1
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 .Laesgen_vaes256_gcm_none_open_no1:
-	addq	%rbx, %rsi
-	subq	%rbx, %rdx
-	addq	%rbx, %r11
-	cmpq	$16, %r11
+	addq	%r11, %rsi
+	subq	%r11, %rdx
+	addq	%r11, %r10
+	cmpq	$16, %r10
 	jne	.Laesgen_vaes256_gcm_none_open_absorbed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	816(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4518,7 +2001,7 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 816(%rbx)
 .Laesgen_vaes256_gcm_none_open_whole:
 .Laesgen_vaes256_gcm_none_open_hash8:
 	cmpq	$128, %rdx
@@ -4528,78 +2011,78 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 640(%rbx), %xmm0, %xmm0
 	vmovdqu	16(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 656(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	32(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 672(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	48(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	64(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 704(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	80(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	96(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	112(%rsi), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4627,9 +2110,9 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -4650,48 +2133,48 @@ aesgen_vaes256_gcm_none_open:
 .Laesgen_vaes256_gcm_none_open_hashed1:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_absorbed
-	leaq	816(%rdi), %r11
+	leaq	816(%rbx), %r10
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_no8_2
-	movq	(%rsi), %rbx
-	movq	%rbx, (%r11)
+	movq	(%rsi), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rsi
-	addq	$8, %r11
+	addq	$8, %r10
 .Laesgen_vaes256_gcm_none_open_no8_2:
 	testq	$4, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_no4_2
-	movl	(%rsi), %ebx
-	movl	%ebx, (%r11)
+	movl	(%rsi), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rsi
-	addq	$4, %r11
+	addq	$4, %r10
 .Laesgen_vaes256_gcm_none_open_no4_2:
 	testq	$2, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_no2_2
-	movzbl	(%rsi), %ebx
-	movb	%bl, (%r11)
-	movzbl	1(%rsi), %ebx
-	movb	%bl, 1(%r11)
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rsi), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
-	addq	$2, %r11
+	addq	$2, %r10
 .Laesgen_vaes256_gcm_none_open_no2_2:
 	testq	$1, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_no1_2
-	movzbl	(%rsi), %ebx
-	movb	%bl, (%r11)
+	movzbl	(%rsi), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_vaes256_gcm_none_open_no1_2:
 .Laesgen_vaes256_gcm_none_open_absorbed:
-	vmovdqa	%xmm0, 800(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rdx
+	vmovdqa	%xmm0, 800(%rbx)
+	vmovdqa	800(%rbx), %xmm0
+	movq	872(%rbx), %rdx
 	testq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_flushed
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	816(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4705,14 +2188,14 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 816(%rbx)
 .Laesgen_vaes256_gcm_none_open_flushed:
-	vmovq	%r10, %xmm1
+	vmovq	%rdi, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -4727,154 +2210,154 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 800(%rdi)
-	movq	$0, 872(%rdi)
+	vmovdqa	%xmm1, 800(%rbx)
+	movq	$0, 872(%rbx)
 .Laesgen_vaes256_gcm_none_open_have_j0:
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rdi)
-	movl	240(%rdi), %edx
+	vmovdqa	%xmm1, 784(%rbx)
+	movl	240(%rbx), %edx
 	cmpl	$128, %edx
 	je	.Laesgen_vaes256_gcm_none_open_aes128
 	cmpl	$192, %edx
 	je	.Laesgen_vaes256_gcm_none_open_aes192
 .Laesgen_vaes256_gcm_none_open_aes256:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
+	vmovdqa	176(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
+	vmovdqa	192(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	208(%rdi), %xmm1
+	vmovdqa	208(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	224(%rdi), %xmm1
+	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_open_aes_done
 .Laesgen_vaes256_gcm_none_open_aes128:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_open_aes_done
 .Laesgen_vaes256_gcm_none_open_aes192:
-	vmovdqa	(%rdi), %xmm1
+	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm1
+	vmovdqa	16(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
+	vmovdqa	32(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
+	vmovdqa	48(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
+	vmovdqa	64(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
+	vmovdqa	80(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
+	vmovdqa	96(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
+	vmovdqa	112(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
+	vmovdqa	128(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
+	vmovdqa	144(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
+	vmovdqa	160(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
+	vmovdqa	176(%rbx), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
+	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_open_aes_done
 .Laesgen_vaes256_gcm_none_open_aes_done:
-	vmovdqa	%xmm0, 768(%rdi)
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rdx
-	addq	%r8, 864(%rdi)
+	vmovdqa	%xmm0, 768(%rbx)
+	vmovdqa	800(%rbx), %xmm0
+	movq	864(%rbx), %rdx
+	addq	%rax, 864(%rbx)
 	andq	$15, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_whole_2
 	movq	$16, %rsi
 	subq	%rdx, %rsi
-	cmpq	%r8, %rsi
-	cmovaq	%r8, %rsi
-	leaq	816(%rdi,%rdx,1), %r11
-	movq	%rcx, %r10
+	cmpq	%rax, %rsi
+	cmovaq	%rax, %rsi
+	leaq	816(%rbx,%rdx,1), %r10
+	movq	%rcx, %rdi
 	testq	$8, %rsi
 	je	.Laesgen_vaes256_gcm_none_open_no8_3
-	movq	(%r10), %rbx
-	movq	%rbx, (%r11)
+	movq	(%rdi), %r11
+	movq	%r11, (%r10)
+	addq	$8, %rdi
 	addq	$8, %r10
-	addq	$8, %r11
 .Laesgen_vaes256_gcm_none_open_no8_3:
 	testq	$4, %rsi
 	je	.Laesgen_vaes256_gcm_none_open_no4_3
-	movl	(%r10), %ebx
-	movl	%ebx, (%r11)
+	movl	(%rdi), %r11d
+	movl	%r11d, (%r10)
+	addq	$4, %rdi
 	addq	$4, %r10
-	addq	$4, %r11
 .Laesgen_vaes256_gcm_none_open_no4_3:
 	testq	$2, %rsi
 	je	.Laesgen_vaes256_gcm_none_open_no2_3
-	movzbl	(%r10), %ebx
-	movb	%bl, (%r11)
-	movzbl	1(%r10), %ebx
-	movb	%bl, 1(%r11)
+	movzbl	(%rdi), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rdi), %r11d
+	movb	%r11b, 1(%r10)
+	addq	$2, %rdi
 	addq	$2, %r10
-	addq	$2, %r11
 .Laesgen_vaes256_gcm_none_open_no2_3:
 	testq	$1, %rsi
 	je	.Laesgen_vaes256_gcm_none_open_no1_3
-	movzbl	(%r10), %ebx
-	movb	%bl, (%r11)
+	movzbl	(%rdi), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_vaes256_gcm_none_open_no1_3:
 	addq	%rsi, %rcx
-	subq	%rsi, %r8
+	subq	%rsi, %rax
 	addq	%rsi, %rdx
 	cmpq	$16, %rdx
 	jne	.Laesgen_vaes256_gcm_none_open_absorbed_2
-	vmovdqa	816(%rdi), %xmm1
+	vmovdqa	816(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4888,88 +2371,88 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
+	vmovdqa	%xmm1, 816(%rbx)
 .Laesgen_vaes256_gcm_none_open_whole_2:
 .Laesgen_vaes256_gcm_none_open_hash8_2:
-	cmpq	$128, %r8
+	cmpq	$128, %rax
 	jb	.Laesgen_vaes256_gcm_none_open_hashed8_2
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 384(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 384(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 384(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 384(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 640(%rbx), %xmm0, %xmm0
 	vmovdqu	16(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 400(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 400(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 400(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 400(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 656(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	32(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 416(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 416(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 416(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 416(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 672(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	48(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 432(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 432(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 432(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 432(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 688(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	64(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 448(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 448(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 448(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 448(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 704(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	80(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 464(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 464(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 464(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 464(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 720(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	96(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 480(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 480(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 480(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 480(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 736(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	112(%rcx), %xmm3
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm3, %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 496(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 496(%rbx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm3, %xmm3
+	vpclmulqdq	$17, 496(%rbx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 752(%rbx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -4986,20 +2469,20 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rcx
-	subq	$128, %r8
+	subq	$128, %rax
 	jmp	.Laesgen_vaes256_gcm_none_open_hash8_2
 .Laesgen_vaes256_gcm_none_open_hashed8_2:
 .Laesgen_vaes256_gcm_none_open_hash1_2:
-	cmpq	$16, %r8
+	cmpq	$16, %rax
 	jb	.Laesgen_vaes256_gcm_none_open_hashed1_2
 	vmovdqu	(%rcx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpslldq	$8, %xmm0, %xmm3
@@ -5015,27 +2498,27 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
-	subq	$16, %r8
+	subq	$16, %rax
 	jmp	.Laesgen_vaes256_gcm_none_open_hash1_2
 .Laesgen_vaes256_gcm_none_open_hashed1_2:
-	testq	%r8, %r8
+	testq	%rax, %rax
 	je	.Laesgen_vaes256_gcm_none_open_absorbed_2
-	leaq	816(%rdi), %rdx
-	testq	$8, %r8
+	leaq	816(%rbx), %rdx
+	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_none_open_no8_4
 	movq	(%rcx), %rsi
 	movq	%rsi, (%rdx)
 	addq	$8, %rcx
 	addq	$8, %rdx
 .Laesgen_vaes256_gcm_none_open_no8_4:
-	testq	$4, %r8
+	testq	$4, %rax
 	je	.Laesgen_vaes256_gcm_none_open_no4_4
 	movl	(%rcx), %esi
 	movl	%esi, (%rdx)
 	addq	$4, %rcx
 	addq	$4, %rdx
 .Laesgen_vaes256_gcm_none_open_no4_4:
-	testq	$2, %r8
+	testq	$2, %rax
 	je	.Laesgen_vaes256_gcm_none_open_no2_4
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
@@ -5044,1779 +2527,33 @@ aesgen_vaes256_gcm_none_open:
 	addq	$2, %rcx
 	addq	$2, %rdx
 .Laesgen_vaes256_gcm_none_open_no2_4:
-	testq	$1, %r8
+	testq	$1, %rax
 	je	.Laesgen_vaes256_gcm_none_open_no1_4
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
 .Laesgen_vaes256_gcm_none_open_no1_4:
 .Laesgen_vaes256_gcm_none_open_absorbed_2:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	40(%rsp), %rcx
-	movq	48(%rsp), %rdx
-	cmpq	$0, 880(%rdi)
-	jne	.Laesgen_vaes256_gcm_none_open_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rsi
-	testq	$15, %rsi
-	je	.Laesgen_vaes256_gcm_none_open_flushed_2
-	vmovdqa	816(%rdi), %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
-.Laesgen_vaes256_gcm_none_open_flushed_2:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
-.Laesgen_vaes256_gcm_none_open_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rsi
-	addq	%rcx, 872(%rdi)
-	andq	$15, %rsi
-	je	.Laesgen_vaes256_gcm_none_open_bulk
-	movq	$16, %r8
-	subq	%rsi, %r8
-	cmpq	%rcx, %r8
-	cmovaq	%rcx, %r8
-	movq	%r9, %r10
-	movq	%rdx, %r11
-	leaq	832(%rdi,%rsi,1), %rbx
-	leaq	816(%rdi,%rsi,1), %rbp
-	testq	$8, %r8
-	je	.Laesgen_vaes256_gcm_none_open_no8_5
-	movq	(%r10), %r12
-	movq	%r12, (%rbp)
-	xorq	(%rbx), %r12
-	movq	%r12, (%r11)
-	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-	addq	$8, %rbp
-.Laesgen_vaes256_gcm_none_open_no8_5:
-	testq	$4, %r8
-	je	.Laesgen_vaes256_gcm_none_open_no4_5
-	movl	(%r10), %r12d
-	movl	%r12d, (%rbp)
-	xorl	(%rbx), %r12d
-	movl	%r12d, (%r11)
-	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-	addq	$4, %rbp
-.Laesgen_vaes256_gcm_none_open_no4_5:
-	testq	$2, %r8
-	je	.Laesgen_vaes256_gcm_none_open_no2_5
-	movzbl	(%r10), %r12d
-	movb	%r12b, (%rbp)
-	xorb	(%rbx), %r12b
-	movb	%r12b, (%r11)
-	movzbl	1(%r10), %r12d
-	movb	%r12b, 1(%rbp)
-	xorb	1(%rbx), %r12b
-	movb	%r12b, 1(%r11)
-	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-	addq	$2, %rbp
-.Laesgen_vaes256_gcm_none_open_no2_5:
-	testq	$1, %r8
-	je	.Laesgen_vaes256_gcm_none_open_no1_5
-	movzbl	(%r10), %r12d
-	movb	%r12b, (%rbp)
-	xorb	(%rbx), %r12b
-	movb	%r12b, (%r11)
-.Laesgen_vaes256_gcm_none_open_no1_5:
-	addq	%r8, %r9
-	addq	%r8, %rdx
-	subq	%r8, %rcx
-	addq	%r8, %rsi
-	cmpq	$16, %rsi
-	jne	.Laesgen_vaes256_gcm_none_open_saved
-	vmovdqa	816(%rdi), %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
-.Laesgen_vaes256_gcm_none_open_bulk:
-	movl	240(%rdi), %esi
-	cmpl	$128, %esi
-	je	.Laesgen_vaes256_gcm_none_open_data128
-	cmpl	$192, %esi
-	je	.Laesgen_vaes256_gcm_none_open_data192
-.Laesgen_vaes256_gcm_none_open_data256:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_small256
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_open_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_open_top256:
-	cmpq	$256, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_drain256
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%r9), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm8
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vmovdqu	32(%r9), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vbroadcasti128	(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
-	vbroadcasti128	16(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	64(%r9), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
-	vbroadcasti128	32(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	96(%r9), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	128(%r9), %ymm13
-	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%r9), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	112(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	192(%r9), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vmovdqu	224(%r9), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
-	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm11, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %xmm10, %xmm10
-	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rdx)
-	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rdx)
-	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rdx)
-	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rdx)
-	vpxor	128(%r9), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rdx)
-	vpxor	160(%r9), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rdx)
-	vpxor	192(%r9), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rdx)
-	vpxor	224(%r9), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rdx)
-	addq	$256, %r9
-	addq	$256, %rdx
-	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_gcm_none_open_top256
-.Laesgen_vaes256_gcm_none_open_drain256:
-.Laesgen_vaes256_gcm_none_open_small256:
-.Laesgen_vaes256_gcm_none_open_again4_256:
-	cmpq	$64, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_next4_256
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%r9), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%r9), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%r9), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	208(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	224(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rdx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rdx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rdx)
-	addq	$64, %r9
-	addq	$64, %rdx
-	subq	$64, %rcx
-.Laesgen_vaes256_gcm_none_open_next4_256:
-.Laesgen_vaes256_gcm_none_open_again1_256:
-	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_next1_256
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	addq	$16, %r9
-	addq	$16, %rdx
-	subq	$16, %rcx
-	jmp	.Laesgen_vaes256_gcm_none_open_again1_256
-.Laesgen_vaes256_gcm_none_open_next1_256:
-	testq	%rcx, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_end256
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
-	testq	$8, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no8_6
-	movq	(%r9), %r10
-	movq	%r10, (%r8)
-	xorq	(%rsi), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %r9
-	addq	$8, %rdx
-	addq	$8, %rsi
-	addq	$8, %r8
-.Laesgen_vaes256_gcm_none_open_no8_6:
-	testq	$4, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no4_6
-	movl	(%r9), %r10d
-	movl	%r10d, (%r8)
-	xorl	(%rsi), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %r9
-	addq	$4, %rdx
-	addq	$4, %rsi
-	addq	$4, %r8
-.Laesgen_vaes256_gcm_none_open_no4_6:
-	testq	$2, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no2_6
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-	movzbl	1(%r9), %r10d
-	movb	%r10b, 1(%r8)
-	xorb	1(%rsi), %r10b
-	movb	%r10b, 1(%rdx)
-	addq	$2, %r9
-	addq	$2, %rdx
-	addq	$2, %rsi
-	addq	$2, %r8
-.Laesgen_vaes256_gcm_none_open_no2_6:
-	testq	$1, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no1_6
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-.Laesgen_vaes256_gcm_none_open_no1_6:
-.Laesgen_vaes256_gcm_none_open_end256:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_open_saved
-.Laesgen_vaes256_gcm_none_open_data128:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_small128
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_open_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_open_top128:
-	cmpq	$256, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_drain128
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%r9), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm4
-	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	32(%r9), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	64(%r9), %ymm13
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	16(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	32(%rdi), %ymm0
-	vmovdqu	96(%r9), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
-	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	128(%r9), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	64(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%r9), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	192(%r9), %ymm13
-	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	224(%r9), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm11, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rdx)
-	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rdx)
-	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rdx)
-	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rdx)
-	vpxor	128(%r9), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rdx)
-	vpxor	160(%r9), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rdx)
-	vpxor	192(%r9), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rdx)
-	vpxor	224(%r9), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rdx)
-	addq	$256, %r9
-	addq	$256, %rdx
-	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_gcm_none_open_top128
-.Laesgen_vaes256_gcm_none_open_drain128:
-.Laesgen_vaes256_gcm_none_open_small128:
-.Laesgen_vaes256_gcm_none_open_again4_128:
-	cmpq	$64, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_next4_128
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%r9), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%r9), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%r9), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rdx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rdx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rdx)
-	addq	$64, %r9
-	addq	$64, %rdx
-	subq	$64, %rcx
-.Laesgen_vaes256_gcm_none_open_next4_128:
-.Laesgen_vaes256_gcm_none_open_again1_128:
-	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_next1_128
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	addq	$16, %r9
-	addq	$16, %rdx
-	subq	$16, %rcx
-	jmp	.Laesgen_vaes256_gcm_none_open_again1_128
-.Laesgen_vaes256_gcm_none_open_next1_128:
-	testq	%rcx, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_end128
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
-	testq	$8, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no8_7
-	movq	(%r9), %r10
-	movq	%r10, (%r8)
-	xorq	(%rsi), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %r9
-	addq	$8, %rdx
-	addq	$8, %rsi
-	addq	$8, %r8
-.Laesgen_vaes256_gcm_none_open_no8_7:
-	testq	$4, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no4_7
-	movl	(%r9), %r10d
-	movl	%r10d, (%r8)
-	xorl	(%rsi), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %r9
-	addq	$4, %rdx
-	addq	$4, %rsi
-	addq	$4, %r8
-.Laesgen_vaes256_gcm_none_open_no4_7:
-	testq	$2, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no2_7
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-	movzbl	1(%r9), %r10d
-	movb	%r10b, 1(%r8)
-	xorb	1(%rsi), %r10b
-	movb	%r10b, 1(%rdx)
-	addq	$2, %r9
-	addq	$2, %rdx
-	addq	$2, %rsi
-	addq	$2, %r8
-.Laesgen_vaes256_gcm_none_open_no2_7:
-	testq	$1, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no1_7
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-.Laesgen_vaes256_gcm_none_open_no1_7:
-.Laesgen_vaes256_gcm_none_open_end128:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_open_saved
-.Laesgen_vaes256_gcm_none_open_data192:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_small192
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_open_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_open_top192:
-	cmpq	$256, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_drain192
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%r9), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm8
-	vmovdqu	32(%r9), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm1, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	64(%r9), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vbroadcasti128	32(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	96(%r9), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	64(%rdi), %ymm0
-	vmovdqu	128(%r9), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%r9), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	112(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	192(%r9), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	224(%r9), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	160(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm11, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vbroadcasti128	192(%rdi), %ymm0
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rdx)
-	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rdx)
-	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rdx)
-	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rdx)
-	vpxor	128(%r9), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rdx)
-	vpxor	160(%r9), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rdx)
-	vpxor	192(%r9), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rdx)
-	vpxor	224(%r9), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rdx)
-	addq	$256, %r9
-	addq	$256, %rdx
-	subq	$256, %rcx
-	jmp	.Laesgen_vaes256_gcm_none_open_top192
-.Laesgen_vaes256_gcm_none_open_drain192:
-.Laesgen_vaes256_gcm_none_open_small192:
-.Laesgen_vaes256_gcm_none_open_again4_192:
-	cmpq	$64, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_next4_192
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%r9), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%r9), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%r9), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rdx)
-	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rdx)
-	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rdx)
-	addq	$64, %r9
-	addq	$64, %rdx
-	subq	$64, %rcx
-.Laesgen_vaes256_gcm_none_open_next4_192:
-.Laesgen_vaes256_gcm_none_open_again1_192:
-	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_gcm_none_open_next1_192
-	vmovdqu	(%r9), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rdx)
-	addq	$16, %r9
-	addq	$16, %rdx
-	subq	$16, %rcx
-	jmp	.Laesgen_vaes256_gcm_none_open_again1_192
-.Laesgen_vaes256_gcm_none_open_next1_192:
-	testq	%rcx, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_end192
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_open_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rsi
-	leaq	816(%rdi), %r8
-	testq	$8, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no8_8
-	movq	(%r9), %r10
-	movq	%r10, (%r8)
-	xorq	(%rsi), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %r9
-	addq	$8, %rdx
-	addq	$8, %rsi
-	addq	$8, %r8
-.Laesgen_vaes256_gcm_none_open_no8_8:
-	testq	$4, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no4_8
-	movl	(%r9), %r10d
-	movl	%r10d, (%r8)
-	xorl	(%rsi), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %r9
-	addq	$4, %rdx
-	addq	$4, %rsi
-	addq	$4, %r8
-.Laesgen_vaes256_gcm_none_open_no4_8:
-	testq	$2, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no2_8
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-	movzbl	1(%r9), %r10d
-	movb	%r10b, 1(%r8)
-	xorb	1(%rsi), %r10b
-	movb	%r10b, 1(%rdx)
-	addq	$2, %r9
-	addq	$2, %rdx
-	addq	$2, %rsi
-	addq	$2, %r8
-.Laesgen_vaes256_gcm_none_open_no2_8:
-	testq	$1, %rcx
-	je	.Laesgen_vaes256_gcm_none_open_no1_8
-	movzbl	(%r9), %r10d
-	movb	%r10b, (%r8)
-	xorb	(%rsi), %r10b
-	movb	%r10b, (%rdx)
-.Laesgen_vaes256_gcm_none_open_no1_8:
-.Laesgen_vaes256_gcm_none_open_end192:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_open_saved
-.Laesgen_vaes256_gcm_none_open_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	vmovdqa	%xmm0, 800(%rbx)
+	movq	40(%rsp), %rdx
+	movq	48(%rsp), %rcx
+	movq	%rbx, %rdi
+	movq	%r9, %rsi
+	call	aesgen_vaes256_gcm_none_decrypt_data
 	movq	56(%rsp), %rcx
 	movq	64(%rsp), %rdx
-	cmpq	$0, 880(%rdi)
-	jne	.Laesgen_vaes256_gcm_none_open_in_data_2
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rsi
+	cmpq	$0, 880(%rbx)
+	jne	.Laesgen_vaes256_gcm_none_open_in_data
+	vmovdqa	800(%rbx), %xmm0
+	movq	864(%rbx), %rsi
 	testq	$15, %rsi
-	je	.Laesgen_vaes256_gcm_none_open_flushed_3
-	vmovdqa	816(%rdi), %xmm1
+	je	.Laesgen_vaes256_gcm_none_open_flushed_2
+	vmovdqa	816(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -6830,22 +2567,22 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
-.Laesgen_vaes256_gcm_none_open_flushed_3:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
-.Laesgen_vaes256_gcm_none_open_in_data_2:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rsi
+	vmovdqa	%xmm1, 816(%rbx)
+.Laesgen_vaes256_gcm_none_open_flushed_2:
+	vmovdqa	%xmm0, 800(%rbx)
+	movq	$1, 880(%rbx)
+.Laesgen_vaes256_gcm_none_open_in_data:
+	vmovdqa	800(%rbx), %xmm0
+	movq	872(%rbx), %rsi
 	testq	$15, %rsi
-	je	.Laesgen_vaes256_gcm_none_open_flushed_4
-	vmovdqa	816(%rdi), %xmm1
+	je	.Laesgen_vaes256_gcm_none_open_flushed_3
+	vmovdqa	816(%rbx), %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -6858,19 +2595,19 @@ aesgen_vaes256_gcm_none_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-.Laesgen_vaes256_gcm_none_open_flushed_4:
-	movq	864(%rdi), %rsi
+.Laesgen_vaes256_gcm_none_open_flushed_3:
+	movq	864(%rbx), %rsi
 	shlq	$3, %rsi
-	movq	872(%rdi), %r8
-	shlq	$3, %r8
-	vmovq	%r8, %xmm1
+	movq	872(%rbx), %rdi
+	shlq	$3, %rdi
+	vmovq	%rdi, %xmm1
 	vmovq	%rsi, %xmm2
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rbx), %xmm0, %xmm1
+	vpclmulqdq	$17, 496(%rbx), %xmm0, %xmm2
+	vpclmulqdq	$1, 496(%rbx), %xmm0, %xmm3
+	vpclmulqdq	$16, 496(%rbx), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -6884,10 +2621,10 @@ aesgen_vaes256_gcm_none_open:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm0
-	vpxor	768(%rdi), %xmm0, %xmm0
-	vmovdqa	%xmm0, 848(%rdi)
+	vpxor	768(%rbx), %xmm0, %xmm0
+	vmovdqa	%xmm0, 848(%rbx)
 	xorq	%rsi, %rsi
-	leaq	848(%rdi), %rdi
+	leaq	848(%rbx), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_none_open_nocmp16
 	movq	(%rcx), %r8
@@ -7000,21 +2737,6 @@ aesgen_vaes256_gcm_none_open:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 	.p2align	4
 .Laesgen_vaes256_gcm_none_open_one:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_none_open_lanes2:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_none_open_step2:
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_none_open_bswap256:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_vaes256_gcm_none_open_step1:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
@@ -7698,4369 +3420,48 @@ aesgen_vaes256_gcm_none_aad:
 	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
 
 
-# encrypt(ctx, in, len, out): GCM encryption of the next len bytes, 8 registers of blocks and one reduction a loop.
+# encrypt(ctx, in, len, out): GCM encryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+# Requires: baseline x86-64
 	.text
 	.globl	aesgen_vaes256_gcm_none_encrypt
 	.type	aesgen_vaes256_gcm_none_encrypt, @function
 	.p2align	5
 aesgen_vaes256_gcm_none_encrypt:
 	endbr64
-	pushq	%rbx
-	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
 	subq	872(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes256_gcm_none_encrypt_refuse
-	cmpq	$0, 880(%rdi)
-	jne	.Laesgen_vaes256_gcm_none_encrypt_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
-	testq	$15, %rax
-	je	.Laesgen_vaes256_gcm_none_encrypt_flushed
-	vmovdqa	816(%rdi), %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
-.Laesgen_vaes256_gcm_none_encrypt_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
-.Laesgen_vaes256_gcm_none_encrypt_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rax
-	addq	%rdx, 872(%rdi)
-	andq	$15, %rax
-	je	.Laesgen_vaes256_gcm_none_encrypt_bulk
-	movq	$16, %r8
-	subq	%rax, %r8
-	cmpq	%rdx, %r8
-	cmovaq	%rdx, %r8
-	movq	%rsi, %r9
-	movq	%rcx, %r10
-	leaq	832(%rdi,%rax,1), %r11
-	leaq	816(%rdi,%rax,1), %rbx
-	testq	$8, %r8
-	je	.Laesgen_vaes256_gcm_none_encrypt_no8
-	movq	(%r9), %rbp
-	xorq	(%r11), %rbp
-	movq	%rbp, (%r10)
-	movq	%rbp, (%rbx)
-	addq	$8, %r9
-	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-.Laesgen_vaes256_gcm_none_encrypt_no8:
-	testq	$4, %r8
-	je	.Laesgen_vaes256_gcm_none_encrypt_no4
-	movl	(%r9), %ebp
-	xorl	(%r11), %ebp
-	movl	%ebp, (%r10)
-	movl	%ebp, (%rbx)
-	addq	$4, %r9
-	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-.Laesgen_vaes256_gcm_none_encrypt_no4:
-	testq	$2, %r8
-	je	.Laesgen_vaes256_gcm_none_encrypt_no2
-	movzbl	(%r9), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r11), %bpl
-	movb	%bpl, 1(%r10)
-	movb	%bpl, 1(%rbx)
-	addq	$2, %r9
-	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-.Laesgen_vaes256_gcm_none_encrypt_no2:
-	testq	$1, %r8
-	je	.Laesgen_vaes256_gcm_none_encrypt_no1
-	movzbl	(%r9), %ebp
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movb	%bpl, (%rbx)
-.Laesgen_vaes256_gcm_none_encrypt_no1:
-	addq	%r8, %rsi
-	addq	%r8, %rcx
-	subq	%r8, %rdx
-	addq	%r8, %rax
-	cmpq	$16, %rax
-	jne	.Laesgen_vaes256_gcm_none_encrypt_saved
-	vmovdqa	816(%rdi), %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
-.Laesgen_vaes256_gcm_none_encrypt_bulk:
-	movl	240(%rdi), %eax
-	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_none_encrypt_data128
-	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_none_encrypt_data192
-.Laesgen_vaes256_gcm_none_encrypt_data256:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_small256
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_encrypt_first256:
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_first_done256
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm10
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm10, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm4, %ymm4
-	vpxor	%ymm10, %ymm5, %ymm5
-	vpxor	%ymm10, %ymm6, %ymm6
-	vpxor	%ymm10, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm8, %ymm8
-	vpxor	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	16(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	32(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	48(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	64(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	96(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	112(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	192(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	208(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	224(%rdi), %ymm10
-	vaesenclast	%ymm10, %ymm2, %ymm2
-	vaesenclast	%ymm10, %ymm3, %ymm3
-	vaesenclast	%ymm10, %ymm4, %ymm4
-	vaesenclast	%ymm10, %ymm5, %ymm5
-	vaesenclast	%ymm10, %ymm6, %ymm6
-	vaesenclast	%ymm10, %ymm7, %ymm7
-	vaesenclast	%ymm10, %ymm8, %ymm8
-	vaesenclast	%ymm10, %ymm9, %ymm9
-	vpxor	(%rsi), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%rsi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%rsi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%rsi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%rsi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%rsi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%rsi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%rsi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_first_done256
-.Laesgen_vaes256_gcm_none_encrypt_first_done256:
-.Laesgen_vaes256_gcm_none_encrypt_top256:
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_drain256
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm8
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-224(%rcx), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vbroadcasti128	(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
-	vbroadcasti128	16(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	-192(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
-	vbroadcasti128	32(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-128(%rcx), %ymm13
-	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	112(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
-	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm11, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %xmm10, %xmm10
-	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%rsi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%rsi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%rsi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%rsi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%rsi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%rsi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%rsi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_top256
-.Laesgen_vaes256_gcm_none_encrypt_drain256:
-	vmovdqu	-256(%rcx), %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpclmulqdq	$0, 256(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 256(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm0
-	vmovdqu	-224(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 288(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 288(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-192(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 320(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 576(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-160(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 352(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 608(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-128(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 384(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 640(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-96(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 416(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 672(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-64(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 448(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 704(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-32(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 480(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 480(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-.Laesgen_vaes256_gcm_none_encrypt_small256:
-.Laesgen_vaes256_gcm_none_encrypt_again4_256:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_next4_256
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	208(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	224(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes256_gcm_none_encrypt_next4_256:
-.Laesgen_vaes256_gcm_none_encrypt_again1_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_next1_256
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_again1_256
-.Laesgen_vaes256_gcm_none_encrypt_next1_256:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_end256
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no8_2
-	movq	(%rsi), %r9
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	movq	%r9, (%r8)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_vaes256_gcm_none_encrypt_no8_2:
-	testq	$4, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no4_2
-	movl	(%rsi), %r9d
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	movl	%r9d, (%r8)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_vaes256_gcm_none_encrypt_no4_2:
-	testq	$2, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no2_2
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-	movzbl	1(%rsi), %r9d
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	movb	%r9b, 1(%r8)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_vaes256_gcm_none_encrypt_no2_2:
-	testq	$1, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no1_2
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-.Laesgen_vaes256_gcm_none_encrypt_no1_2:
-.Laesgen_vaes256_gcm_none_encrypt_end256:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_saved
-.Laesgen_vaes256_gcm_none_encrypt_data128:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_small128
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_encrypt_first128:
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_first_done128
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm10
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm10, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm4, %ymm4
-	vpxor	%ymm10, %ymm5, %ymm5
-	vpxor	%ymm10, %ymm6, %ymm6
-	vpxor	%ymm10, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm8, %ymm8
-	vpxor	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	16(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	32(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	48(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	64(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	96(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	112(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm10
-	vaesenclast	%ymm10, %ymm2, %ymm2
-	vaesenclast	%ymm10, %ymm3, %ymm3
-	vaesenclast	%ymm10, %ymm4, %ymm4
-	vaesenclast	%ymm10, %ymm5, %ymm5
-	vaesenclast	%ymm10, %ymm6, %ymm6
-	vaesenclast	%ymm10, %ymm7, %ymm7
-	vaesenclast	%ymm10, %ymm8, %ymm8
-	vaesenclast	%ymm10, %ymm9, %ymm9
-	vpxor	(%rsi), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%rsi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%rsi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%rsi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%rsi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%rsi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%rsi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%rsi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_first_done128
-.Laesgen_vaes256_gcm_none_encrypt_first_done128:
-.Laesgen_vaes256_gcm_none_encrypt_top128:
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_drain128
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm4
-	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	-192(%rcx), %ymm13
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	16(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	32(%rdi), %ymm0
-	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
-	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	64(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	-64(%rcx), %ymm13
-	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm11, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%rsi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%rsi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%rsi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%rsi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%rsi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%rsi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%rsi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_top128
-.Laesgen_vaes256_gcm_none_encrypt_drain128:
-	vmovdqu	-256(%rcx), %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpclmulqdq	$0, 256(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 256(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm0
-	vmovdqu	-224(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 288(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 288(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-192(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 320(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 576(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-160(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 352(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 608(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-128(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 384(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 640(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-96(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 416(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 672(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-64(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 448(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 704(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-32(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 480(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 480(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-.Laesgen_vaes256_gcm_none_encrypt_small128:
-.Laesgen_vaes256_gcm_none_encrypt_again4_128:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_next4_128
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes256_gcm_none_encrypt_next4_128:
-.Laesgen_vaes256_gcm_none_encrypt_again1_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_next1_128
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_again1_128
-.Laesgen_vaes256_gcm_none_encrypt_next1_128:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_end128
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no8_3
-	movq	(%rsi), %r9
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	movq	%r9, (%r8)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_vaes256_gcm_none_encrypt_no8_3:
-	testq	$4, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no4_3
-	movl	(%rsi), %r9d
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	movl	%r9d, (%r8)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_vaes256_gcm_none_encrypt_no4_3:
-	testq	$2, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no2_3
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-	movzbl	1(%rsi), %r9d
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	movb	%r9b, 1(%r8)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_vaes256_gcm_none_encrypt_no2_3:
-	testq	$1, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no1_3
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-.Laesgen_vaes256_gcm_none_encrypt_no1_3:
-.Laesgen_vaes256_gcm_none_encrypt_end128:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_saved
-.Laesgen_vaes256_gcm_none_encrypt_data192:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_small192
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_encrypt_first192:
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_first_done192
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm10
-	vpxor	%ymm10, %ymm2, %ymm2
-	vpxor	%ymm10, %ymm3, %ymm3
-	vpxor	%ymm10, %ymm4, %ymm4
-	vpxor	%ymm10, %ymm5, %ymm5
-	vpxor	%ymm10, %ymm6, %ymm6
-	vpxor	%ymm10, %ymm7, %ymm7
-	vpxor	%ymm10, %ymm8, %ymm8
-	vpxor	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	16(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	32(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	48(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	64(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	96(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	112(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm10
-	vaesenc	%ymm10, %ymm2, %ymm2
-	vaesenc	%ymm10, %ymm3, %ymm3
-	vaesenc	%ymm10, %ymm4, %ymm4
-	vaesenc	%ymm10, %ymm5, %ymm5
-	vaesenc	%ymm10, %ymm6, %ymm6
-	vaesenc	%ymm10, %ymm7, %ymm7
-	vaesenc	%ymm10, %ymm8, %ymm8
-	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	192(%rdi), %ymm10
-	vaesenclast	%ymm10, %ymm2, %ymm2
-	vaesenclast	%ymm10, %ymm3, %ymm3
-	vaesenclast	%ymm10, %ymm4, %ymm4
-	vaesenclast	%ymm10, %ymm5, %ymm5
-	vaesenclast	%ymm10, %ymm6, %ymm6
-	vaesenclast	%ymm10, %ymm7, %ymm7
-	vaesenclast	%ymm10, %ymm8, %ymm8
-	vaesenclast	%ymm10, %ymm9, %ymm9
-	vpxor	(%rsi), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%rsi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%rsi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%rsi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%rsi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%rsi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%rsi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%rsi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_first_done192
-.Laesgen_vaes256_gcm_none_encrypt_first_done192:
-.Laesgen_vaes256_gcm_none_encrypt_top192:
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_drain192
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vmovdqu	-256(%rcx), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm8
-	vmovdqu	-224(%rcx), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm1, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	-192(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vbroadcasti128	32(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-160(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	64(%rdi), %ymm0
-	vmovdqu	-128(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-96(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	112(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	-64(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	-32(%rcx), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	160(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm11, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vbroadcasti128	192(%rdi), %ymm0
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%rsi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%rsi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%rsi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%rsi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%rsi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%rsi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%rsi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_top192
-.Laesgen_vaes256_gcm_none_encrypt_drain192:
-	vmovdqu	-256(%rcx), %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpclmulqdq	$0, 256(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 256(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm0
-	vmovdqu	-224(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 288(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 288(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-192(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 320(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 320(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 576(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-160(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 352(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 608(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-128(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 384(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 384(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 640(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-96(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 416(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 416(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 672(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-64(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 448(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 448(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 704(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vmovdqu	-32(%rcx), %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap256(%rip), %ymm4, %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 480(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 480(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vextracti128	$1, %ymm3, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-.Laesgen_vaes256_gcm_none_encrypt_small192:
-.Laesgen_vaes256_gcm_none_encrypt_again4_192:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_next4_192
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes256_gcm_none_encrypt_next4_192:
-.Laesgen_vaes256_gcm_none_encrypt_again1_192:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes256_gcm_none_encrypt_next1_192
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vmovdqu	(%rcx), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_again1_192
-.Laesgen_vaes256_gcm_none_encrypt_next1_192:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_end192
-	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no8_4
-	movq	(%rsi), %r9
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	movq	%r9, (%r8)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_vaes256_gcm_none_encrypt_no8_4:
-	testq	$4, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no4_4
-	movl	(%rsi), %r9d
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	movl	%r9d, (%r8)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_vaes256_gcm_none_encrypt_no4_4:
-	testq	$2, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no2_4
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-	movzbl	1(%rsi), %r9d
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	movb	%r9b, 1(%r8)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_vaes256_gcm_none_encrypt_no2_4:
-	testq	$1, %rdx
-	je	.Laesgen_vaes256_gcm_none_encrypt_no1_4
-	movzbl	(%rsi), %r9d
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movb	%r9b, (%r8)
-.Laesgen_vaes256_gcm_none_encrypt_no1_4:
-.Laesgen_vaes256_gcm_none_encrypt_end192:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_encrypt_saved
-.Laesgen_vaes256_gcm_none_encrypt_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	call	aesgen_vaes256_gcm_none_encrypt_data
 	xorl	%eax, %eax
-	vzeroall
-	popq	%rbp
-	popq	%rbx
 	ret
 .Laesgen_vaes256_gcm_none_encrypt_refuse:
 	movl	$-1, %eax
-	vzeroall
-	popq	%rbp
-	popq	%rbx
 	ret
 	.size	aesgen_vaes256_gcm_none_encrypt, .-aesgen_vaes256_gcm_none_encrypt
-	.section	.rodata
-	.p2align	4
-.Laesgen_vaes256_gcm_none_encrypt_bswap128:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_vaes256_gcm_none_encrypt_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	5
-.Laesgen_vaes256_gcm_none_encrypt_lanes2:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_none_encrypt_step2:
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_none_encrypt_bswap256:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_vaes256_gcm_none_encrypt_step1:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
-# decrypt(ctx, in, len, out): GCM decryption of the next len bytes, 8 registers of blocks and one reduction a loop.
+# decrypt(ctx, in, len, out): GCM decryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+# Requires: baseline x86-64
 	.text
 	.globl	aesgen_vaes256_gcm_none_decrypt
 	.type	aesgen_vaes256_gcm_none_decrypt, @function
 	.p2align	5
 aesgen_vaes256_gcm_none_decrypt:
 	endbr64
-	pushq	%rbx
-	pushq	%rbp
 	movabsq	$0xfffffffe0, %rax
 	subq	872(%rdi), %rax
 	cmpq	%rax, %rdx
 	ja	.Laesgen_vaes256_gcm_none_decrypt_refuse
-	cmpq	$0, 880(%rdi)
-	jne	.Laesgen_vaes256_gcm_none_decrypt_in_data
-	vmovdqa	800(%rdi), %xmm0
-	movq	864(%rdi), %rax
-	testq	$15, %rax
-	je	.Laesgen_vaes256_gcm_none_decrypt_flushed
-	vmovdqa	816(%rdi), %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
-.Laesgen_vaes256_gcm_none_decrypt_flushed:
-	vmovdqa	%xmm0, 800(%rdi)
-	movq	$1, 880(%rdi)
-.Laesgen_vaes256_gcm_none_decrypt_in_data:
-	vmovdqa	800(%rdi), %xmm0
-	movq	872(%rdi), %rax
-	addq	%rdx, 872(%rdi)
-	andq	$15, %rax
-	je	.Laesgen_vaes256_gcm_none_decrypt_bulk
-	movq	$16, %r8
-	subq	%rax, %r8
-	cmpq	%rdx, %r8
-	cmovaq	%rdx, %r8
-	movq	%rsi, %r9
-	movq	%rcx, %r10
-	leaq	832(%rdi,%rax,1), %r11
-	leaq	816(%rdi,%rax,1), %rbx
-	testq	$8, %r8
-	je	.Laesgen_vaes256_gcm_none_decrypt_no8
-	movq	(%r9), %rbp
-	movq	%rbp, (%rbx)
-	xorq	(%r11), %rbp
-	movq	%rbp, (%r10)
-	addq	$8, %r9
-	addq	$8, %r10
-	addq	$8, %r11
-	addq	$8, %rbx
-.Laesgen_vaes256_gcm_none_decrypt_no8:
-	testq	$4, %r8
-	je	.Laesgen_vaes256_gcm_none_decrypt_no4
-	movl	(%r9), %ebp
-	movl	%ebp, (%rbx)
-	xorl	(%r11), %ebp
-	movl	%ebp, (%r10)
-	addq	$4, %r9
-	addq	$4, %r10
-	addq	$4, %r11
-	addq	$4, %rbx
-.Laesgen_vaes256_gcm_none_decrypt_no4:
-	testq	$2, %r8
-	je	.Laesgen_vaes256_gcm_none_decrypt_no2
-	movzbl	(%r9), %ebp
-	movb	%bpl, (%rbx)
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-	movzbl	1(%r9), %ebp
-	movb	%bpl, 1(%rbx)
-	xorb	1(%r11), %bpl
-	movb	%bpl, 1(%r10)
-	addq	$2, %r9
-	addq	$2, %r10
-	addq	$2, %r11
-	addq	$2, %rbx
-.Laesgen_vaes256_gcm_none_decrypt_no2:
-	testq	$1, %r8
-	je	.Laesgen_vaes256_gcm_none_decrypt_no1
-	movzbl	(%r9), %ebp
-	movb	%bpl, (%rbx)
-	xorb	(%r11), %bpl
-	movb	%bpl, (%r10)
-.Laesgen_vaes256_gcm_none_decrypt_no1:
-	addq	%r8, %rsi
-	addq	%r8, %rcx
-	subq	%r8, %rdx
-	addq	%r8, %rax
-	cmpq	$16, %rax
-	jne	.Laesgen_vaes256_gcm_none_decrypt_saved
-	vmovdqa	816(%rdi), %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 816(%rdi)
-.Laesgen_vaes256_gcm_none_decrypt_bulk:
-	movl	240(%rdi), %eax
-	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_none_decrypt_data128
-	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_none_decrypt_data192
-.Laesgen_vaes256_gcm_none_decrypt_data256:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_small256
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_decrypt_top256:
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_drain256
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm5
-	vpshufd	$78, %ymm8, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm8, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm6
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm8
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vmovdqu	32(%rsi), %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm9
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vbroadcasti128	(%rdi), %ymm0
-	vpshufd	$78, %ymm13, %ymm14
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
-	vbroadcasti128	16(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vmovdqu	64(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
-	vbroadcasti128	32(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	96(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	64(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	128(%rsi), %ymm13
-	vbroadcasti128	80(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	112(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vbroadcasti128	128(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	144(%rdi), %ymm0
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	160(%rdi), %ymm0
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	176(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm10, %xmm10
-	vbroadcasti128	192(%rdi), %ymm0
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm11, %xmm12, %xmm12
-	vbroadcasti128	208(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %xmm10, %xmm10
-	vbroadcasti128	224(%rdi), %ymm0
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%rsi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%rsi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%rsi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%rsi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%rsi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%rsi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%rsi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_decrypt_top256
-.Laesgen_vaes256_gcm_none_decrypt_drain256:
-.Laesgen_vaes256_gcm_none_decrypt_small256:
-.Laesgen_vaes256_gcm_none_decrypt_again4_256:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_next4_256
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	208(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	224(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes256_gcm_none_decrypt_next4_256:
-.Laesgen_vaes256_gcm_none_decrypt_again1_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_next1_256
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_decrypt_again1_256
-.Laesgen_vaes256_gcm_none_decrypt_next1_256:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_end256
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no8_2
-	movq	(%rsi), %r9
-	movq	%r9, (%r8)
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_vaes256_gcm_none_decrypt_no8_2:
-	testq	$4, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no4_2
-	movl	(%rsi), %r9d
-	movl	%r9d, (%r8)
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_vaes256_gcm_none_decrypt_no4_2:
-	testq	$2, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no2_2
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movzbl	1(%rsi), %r9d
-	movb	%r9b, 1(%r8)
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_vaes256_gcm_none_decrypt_no2_2:
-	testq	$1, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no1_2
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-.Laesgen_vaes256_gcm_none_decrypt_no1_2:
-.Laesgen_vaes256_gcm_none_decrypt_end256:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_decrypt_saved
-.Laesgen_vaes256_gcm_none_decrypt_data128:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_small128
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_decrypt_top128:
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_drain128
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm4
-	vpshufd	$78, %ymm7, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm7
-	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm9
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm12, %ymm12
-	vpxor	%ymm0, %ymm7, %ymm7
-	vmovdqu	64(%rsi), %ymm13
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	16(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	32(%rdi), %ymm0
-	vmovdqu	96(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm11, %ymm11
-	vbroadcasti128	48(%rdi), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm15, %ymm10, %ymm10
-	vbroadcasti128	64(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vmovdqu	192(%rsi), %ymm13
-	vbroadcasti128	96(%rdi), %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vbroadcasti128	112(%rdi), %ymm0
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	144(%rdi), %ymm0
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm11, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%xmm13, %xmm11, %xmm11
-	vbroadcasti128	160(%rdi), %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%rsi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%rsi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%rsi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%rsi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%rsi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%rsi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%rsi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_decrypt_top128
-.Laesgen_vaes256_gcm_none_decrypt_drain128:
-.Laesgen_vaes256_gcm_none_decrypt_small128:
-.Laesgen_vaes256_gcm_none_decrypt_again4_128:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_next4_128
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes256_gcm_none_decrypt_next4_128:
-.Laesgen_vaes256_gcm_none_decrypt_again1_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_next1_128
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_decrypt_again1_128
-.Laesgen_vaes256_gcm_none_decrypt_next1_128:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_end128
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no8_3
-	movq	(%rsi), %r9
-	movq	%r9, (%r8)
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_vaes256_gcm_none_decrypt_no8_3:
-	testq	$4, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no4_3
-	movl	(%rsi), %r9d
-	movl	%r9d, (%r8)
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_vaes256_gcm_none_decrypt_no4_3:
-	testq	$2, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no2_3
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movzbl	1(%rsi), %r9d
-	movb	%r9b, 1(%r8)
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_vaes256_gcm_none_decrypt_no2_3:
-	testq	$1, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no1_3
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-.Laesgen_vaes256_gcm_none_decrypt_no1_3:
-.Laesgen_vaes256_gcm_none_decrypt_end128:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_decrypt_saved
-.Laesgen_vaes256_gcm_none_decrypt_data192:
-	vmovdqa	784(%rdi), %xmm1
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_small192
-	vinserti128	$1, %xmm1, %ymm1, %ymm1
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_lanes2(%rip), %ymm1, %ymm1
-.Laesgen_vaes256_gcm_none_decrypt_top192:
-	cmpq	$256, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_drain192
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vmovdqu	(%rsi), %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm4
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpshufd	$78, %ymm7, %ymm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm5
-	vpxor	%ymm7, %ymm0, %ymm0
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm6
-	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm7
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm8
-	vmovdqu	32(%rsi), %ymm13
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm1, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vpxor	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpxor	%ymm15, %ymm10, %ymm10
-	vpxor	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
-	vpxor	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	16(%rdi), %ymm0
-	vmovdqu	64(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
-	vbroadcasti128	32(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	96(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	48(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	64(%rdi), %ymm0
-	vmovdqu	128(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	80(%rdi), %ymm0
-	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	160(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	96(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	112(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vmovdqu	192(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpshufd	$78, %ymm13, %ymm14
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	128(%rdi), %ymm0
-	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm13, %ymm12, %ymm12
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vmovdqu	224(%rsi), %ymm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap256(%rip), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpshufd	$78, %ymm13, %ymm14
-	vbroadcasti128	144(%rdi), %ymm0
-	vpxor	%ymm13, %ymm14, %ymm14
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpxor	%ymm15, %ymm10, %ymm10
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vpxor	%ymm13, %ymm11, %ymm11
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpxor	%ymm13, %ymm12, %ymm12
-	vbroadcasti128	160(%rdi), %ymm0
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm10, %xmm13
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vextracti128	$1, %ymm11, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vextracti128	$1, %ymm12, %xmm13
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vbroadcasti128	176(%rdi), %ymm0
-	vpxor	%xmm10, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm2, %ymm2
-	vpxor	%xmm11, %xmm12, %xmm12
-	vaesenc	%ymm0, %ymm3, %ymm3
-	vaesenc	%ymm0, %ymm4, %ymm4
-	vpslldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm5, %ymm5
-	vpxor	%xmm13, %xmm10, %xmm10
-	vaesenc	%ymm0, %ymm6, %ymm6
-	vpsrldq	$8, %xmm12, %xmm13
-	vaesenc	%ymm0, %ymm7, %ymm7
-	vaesenc	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm13, %xmm11, %xmm11
-	vaesenc	%ymm0, %ymm9, %ymm9
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vbroadcasti128	192(%rdi), %ymm0
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm2, %ymm2
-	vaesenclast	%ymm0, %ymm3, %ymm3
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm10, %xmm12
-	vaesenclast	%ymm0, %ymm5, %ymm5
-	vpshufd	$78, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm6, %ymm6
-	vaesenclast	%ymm0, %ymm7, %ymm7
-	vpxor	%xmm12, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm8, %ymm8
-	vpxor	%xmm11, %xmm10, %xmm10
-	vaesenclast	%ymm0, %ymm9, %ymm9
-	vmovdqa	%xmm10, %xmm0
-	vpxor	(%rsi), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%rcx)
-	vpxor	32(%rsi), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%rcx)
-	vpxor	64(%rsi), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%rcx)
-	vpxor	96(%rsi), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%rcx)
-	vpxor	128(%rsi), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%rcx)
-	vpxor	160(%rsi), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%rcx)
-	vpxor	192(%rsi), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%rcx)
-	vpxor	224(%rsi), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%rcx)
-	addq	$256, %rsi
-	addq	$256, %rcx
-	subq	$256, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_decrypt_top192
-.Laesgen_vaes256_gcm_none_decrypt_drain192:
-.Laesgen_vaes256_gcm_none_decrypt_small192:
-.Laesgen_vaes256_gcm_none_decrypt_again4_192:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_next4_192
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	32(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqu	48(%rsi), %xmm4
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm4, %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm3
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm4
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm5
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm6
-	vpxor	%xmm6, %xmm2, %xmm2
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%rdi), %xmm6
-	vaesenc	%xmm6, %xmm2, %xmm2
-	vaesenc	%xmm6, %xmm3, %xmm3
-	vaesenc	%xmm6, %xmm4, %xmm4
-	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%rdi), %xmm6
-	vaesenclast	%xmm6, %xmm2, %xmm2
-	vaesenclast	%xmm6, %xmm3, %xmm3
-	vaesenclast	%xmm6, %xmm4, %xmm4
-	vaesenclast	%xmm6, %xmm5, %xmm5
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	vpxor	16(%rsi), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%rcx)
-	vpxor	32(%rsi), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%rcx)
-	vpxor	48(%rsi), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%rcx)
-	addq	$64, %rsi
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes256_gcm_none_decrypt_next4_192:
-.Laesgen_vaes256_gcm_none_decrypt_again1_192:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes256_gcm_none_decrypt_next1_192
-	vmovdqu	(%rsi), %xmm2
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxor	(%rsi), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%rcx)
-	addq	$16, %rsi
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_vaes256_gcm_none_decrypt_again1_192
-.Laesgen_vaes256_gcm_none_decrypt_next1_192:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_end192
-	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_bswap128(%rip), %xmm1, %xmm2
-	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_step1(%rip), %xmm1, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%rdi), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 832(%rdi)
-	leaq	832(%rdi), %rax
-	leaq	816(%rdi), %r8
-	testq	$8, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no8_4
-	movq	(%rsi), %r9
-	movq	%r9, (%r8)
-	xorq	(%rax), %r9
-	movq	%r9, (%rcx)
-	addq	$8, %rsi
-	addq	$8, %rcx
-	addq	$8, %rax
-	addq	$8, %r8
-.Laesgen_vaes256_gcm_none_decrypt_no8_4:
-	testq	$4, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no4_4
-	movl	(%rsi), %r9d
-	movl	%r9d, (%r8)
-	xorl	(%rax), %r9d
-	movl	%r9d, (%rcx)
-	addq	$4, %rsi
-	addq	$4, %rcx
-	addq	$4, %rax
-	addq	$4, %r8
-.Laesgen_vaes256_gcm_none_decrypt_no4_4:
-	testq	$2, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no2_4
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-	movzbl	1(%rsi), %r9d
-	movb	%r9b, 1(%r8)
-	xorb	1(%rax), %r9b
-	movb	%r9b, 1(%rcx)
-	addq	$2, %rsi
-	addq	$2, %rcx
-	addq	$2, %rax
-	addq	$2, %r8
-.Laesgen_vaes256_gcm_none_decrypt_no2_4:
-	testq	$1, %rdx
-	je	.Laesgen_vaes256_gcm_none_decrypt_no1_4
-	movzbl	(%rsi), %r9d
-	movb	%r9b, (%r8)
-	xorb	(%rax), %r9b
-	movb	%r9b, (%rcx)
-.Laesgen_vaes256_gcm_none_decrypt_no1_4:
-.Laesgen_vaes256_gcm_none_decrypt_end192:
-	vmovdqa	%xmm1, 784(%rdi)
-	jmp	.Laesgen_vaes256_gcm_none_decrypt_saved
-.Laesgen_vaes256_gcm_none_decrypt_saved:
-	vmovdqa	%xmm0, 800(%rdi)
+	call	aesgen_vaes256_gcm_none_decrypt_data
 	xorl	%eax, %eax
-	vzeroall
-	popq	%rbp
-	popq	%rbx
 	ret
 .Laesgen_vaes256_gcm_none_decrypt_refuse:
 	movl	$-1, %eax
-	vzeroall
-	popq	%rbp
-	popq	%rbx
 	ret
 	.size	aesgen_vaes256_gcm_none_decrypt, .-aesgen_vaes256_gcm_none_decrypt
-	.section	.rodata
-	.p2align	4
-.Laesgen_vaes256_gcm_none_decrypt_bswap128:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_vaes256_gcm_none_decrypt_ghash_poly:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
-	.p2align	5
-.Laesgen_vaes256_gcm_none_decrypt_lanes2:
-	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_none_decrypt_step2:
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-	.p2align	5
-.Laesgen_vaes256_gcm_none_decrypt_bswap256:
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
-	.p2align	4
-.Laesgen_vaes256_gcm_none_decrypt_step1:
-	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 # finish_seal(ctx, tag, tag_len): write the first tag_len bytes of the tag.
@@ -12390,6 +3791,4347 @@ aesgen_vaes256_gcm_none_wipe:
 	vzeroall
 	ret
 	.size	aesgen_vaes256_gcm_none_wipe, .-aesgen_vaes256_gcm_none_wipe
+
+
+# encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
+# Called by seal and encrypt after their checks; not exported.
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+	.text
+	.type	aesgen_vaes256_gcm_none_encrypt_data, @function
+	.p2align	5
+aesgen_vaes256_gcm_none_encrypt_data:
+	endbr64
+	pushq	%rbx
+	pushq	%rbp
+	cmpq	$0, 880(%rdi)
+	jne	.Laesgen_vaes256_gcm_none_encrypt_data_in_data
+	vmovdqa	800(%rdi), %xmm0
+	movq	864(%rdi), %rax
+	testq	$15, %rax
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_flushed
+	vmovdqa	816(%rdi), %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 816(%rdi)
+.Laesgen_vaes256_gcm_none_encrypt_data_flushed:
+	vmovdqa	%xmm0, 800(%rdi)
+	movq	$1, 880(%rdi)
+.Laesgen_vaes256_gcm_none_encrypt_data_in_data:
+	vmovdqa	800(%rdi), %xmm0
+	movq	872(%rdi), %rax
+	addq	%rdx, 872(%rdi)
+	andq	$15, %rax
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_bulk
+	movq	$16, %r8
+	subq	%rax, %r8
+	cmpq	%rdx, %r8
+	cmovaq	%rdx, %r8
+	movq	%rsi, %r9
+	movq	%rcx, %r10
+	leaq	832(%rdi,%rax,1), %r11
+	leaq	816(%rdi,%rax,1), %rbx
+	testq	$8, %r8
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no8
+	movq	(%r9), %rbp
+	xorq	(%r11), %rbp
+	movq	%rbp, (%r10)
+	movq	%rbp, (%rbx)
+	addq	$8, %r9
+	addq	$8, %r10
+	addq	$8, %r11
+	addq	$8, %rbx
+.Laesgen_vaes256_gcm_none_encrypt_data_no8:
+	testq	$4, %r8
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no4
+	movl	(%r9), %ebp
+	xorl	(%r11), %ebp
+	movl	%ebp, (%r10)
+	movl	%ebp, (%rbx)
+	addq	$4, %r9
+	addq	$4, %r10
+	addq	$4, %r11
+	addq	$4, %rbx
+.Laesgen_vaes256_gcm_none_encrypt_data_no4:
+	testq	$2, %r8
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no2
+	movzbl	(%r9), %ebp
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+	movb	%bpl, (%rbx)
+	movzbl	1(%r9), %ebp
+	xorb	1(%r11), %bpl
+	movb	%bpl, 1(%r10)
+	movb	%bpl, 1(%rbx)
+	addq	$2, %r9
+	addq	$2, %r10
+	addq	$2, %r11
+	addq	$2, %rbx
+.Laesgen_vaes256_gcm_none_encrypt_data_no2:
+	testq	$1, %r8
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no1
+	movzbl	(%r9), %ebp
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+	movb	%bpl, (%rbx)
+.Laesgen_vaes256_gcm_none_encrypt_data_no1:
+	addq	%r8, %rsi
+	addq	%r8, %rcx
+	subq	%r8, %rdx
+	addq	%r8, %rax
+	cmpq	$16, %rax
+	jne	.Laesgen_vaes256_gcm_none_encrypt_data_saved
+	vmovdqa	816(%rdi), %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 816(%rdi)
+.Laesgen_vaes256_gcm_none_encrypt_data_bulk:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_data128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_data192
+.Laesgen_vaes256_gcm_none_encrypt_data_data256:
+	vmovdqa	784(%rdi), %xmm1
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_small256
+	vinserti128	$1, %xmm1, %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_encrypt_data_first256:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_first_done256
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm3, %ymm3
+	vpxor	%ymm10, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm10, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm8, %ymm8
+	vpxor	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	16(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	32(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	48(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	64(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	80(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	96(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	112(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	160(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	176(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	192(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	208(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	224(%rdi), %ymm10
+	vaesenclast	%ymm10, %ymm2, %ymm2
+	vaesenclast	%ymm10, %ymm3, %ymm3
+	vaesenclast	%ymm10, %ymm4, %ymm4
+	vaesenclast	%ymm10, %ymm5, %ymm5
+	vaesenclast	%ymm10, %ymm6, %ymm6
+	vaesenclast	%ymm10, %ymm7, %ymm7
+	vaesenclast	%ymm10, %ymm8, %ymm8
+	vaesenclast	%ymm10, %ymm9, %ymm9
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_first_done256
+.Laesgen_vaes256_gcm_none_encrypt_data_first_done256:
+.Laesgen_vaes256_gcm_none_encrypt_data_top256:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_drain256
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	-256(%rcx), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	-224(%rcx), %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	(%rdi), %ymm0
+	vpshufd	$78, %ymm13, %ymm14
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	16(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	-192(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm14, %ymm14
+	vbroadcasti128	32(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	48(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	-160(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vmovdqu	-128(%rcx), %ymm13
+	vbroadcasti128	80(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	-96(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	112(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vbroadcasti128	128(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	-64(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	160(%rdi), %ymm0
+	vmovdqu	-32(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
+	vbroadcasti128	176(%rdi), %ymm0
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm13, %xmm10, %xmm10
+	vbroadcasti128	192(%rdi), %ymm0
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm12, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm11, %xmm12, %xmm12
+	vbroadcasti128	208(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %xmm10, %xmm10
+	vbroadcasti128	224(%rdi), %ymm0
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_top256
+.Laesgen_vaes256_gcm_none_encrypt_data_drain256:
+	vmovdqu	-256(%rcx), %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %ymm2, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpclmulqdq	$0, 256(%rdi), %ymm2, %ymm3
+	vpclmulqdq	$17, 256(%rdi), %ymm2, %ymm2
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm0
+	vmovdqu	-224(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 288(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 288(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 544(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-192(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 320(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 320(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 576(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-160(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 352(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 352(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 608(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-128(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 384(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 384(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 640(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-96(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 416(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 416(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 672(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-64(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 448(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 704(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-32(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 480(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 480(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vextracti128	$1, %ymm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vextracti128	$1, %ymm2, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vextracti128	$1, %ymm0, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+.Laesgen_vaes256_gcm_none_encrypt_data_small256:
+.Laesgen_vaes256_gcm_none_encrypt_data_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next4_256
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_vaes256_gcm_none_encrypt_data_next4_256:
+.Laesgen_vaes256_gcm_none_encrypt_data_again1_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next1_256
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	208(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	224(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_again1_256
+.Laesgen_vaes256_gcm_none_encrypt_data_next1_256:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_end256
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	208(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	224(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi)
+	leaq	832(%rdi), %rax
+	leaq	816(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no8_2
+	movq	(%rsi), %r9
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	movq	%r9, (%r8)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_vaes256_gcm_none_encrypt_data_no8_2:
+	testq	$4, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no4_2
+	movl	(%rsi), %r9d
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	movl	%r9d, (%r8)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_vaes256_gcm_none_encrypt_data_no4_2:
+	testq	$2, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no2_2
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+	movzbl	1(%rsi), %r9d
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	movb	%r9b, 1(%r8)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_vaes256_gcm_none_encrypt_data_no2_2:
+	testq	$1, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no1_2
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+.Laesgen_vaes256_gcm_none_encrypt_data_no1_2:
+.Laesgen_vaes256_gcm_none_encrypt_data_end256:
+	vmovdqa	%xmm1, 784(%rdi)
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_saved
+.Laesgen_vaes256_gcm_none_encrypt_data_data128:
+	vmovdqa	784(%rdi), %xmm1
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_small128
+	vinserti128	$1, %xmm1, %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_encrypt_data_first128:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_first_done128
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm3, %ymm3
+	vpxor	%ymm10, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm10, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm8, %ymm8
+	vpxor	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	16(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	32(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	48(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	64(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	80(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	96(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	112(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	160(%rdi), %ymm10
+	vaesenclast	%ymm10, %ymm2, %ymm2
+	vaesenclast	%ymm10, %ymm3, %ymm3
+	vaesenclast	%ymm10, %ymm4, %ymm4
+	vaesenclast	%ymm10, %ymm5, %ymm5
+	vaesenclast	%ymm10, %ymm6, %ymm6
+	vaesenclast	%ymm10, %ymm7, %ymm7
+	vaesenclast	%ymm10, %ymm8, %ymm8
+	vaesenclast	%ymm10, %ymm9, %ymm9
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_first_done128
+.Laesgen_vaes256_gcm_none_encrypt_data_first_done128:
+.Laesgen_vaes256_gcm_none_encrypt_data_top128:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_drain128
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	-256(%rcx), %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufd	$78, %ymm7, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vmovdqu	-224(%rcx), %ymm13
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpxor	%ymm13, %ymm14, %ymm14
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
+	vbroadcasti128	(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vpxor	%ymm0, %ymm7, %ymm7
+	vmovdqu	-192(%rcx), %ymm13
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	32(%rdi), %ymm0
+	vmovdqu	-160(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	-128(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
+	vbroadcasti128	64(%rdi), %ymm0
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	-96(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	80(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vmovdqu	-64(%rcx), %ymm13
+	vbroadcasti128	96(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	-32(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vbroadcasti128	144(%rdi), %ymm0
+	vextracti128	$1, %ymm12, %xmm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_top128
+.Laesgen_vaes256_gcm_none_encrypt_data_drain128:
+	vmovdqu	-256(%rcx), %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %ymm2, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpclmulqdq	$0, 256(%rdi), %ymm2, %ymm3
+	vpclmulqdq	$17, 256(%rdi), %ymm2, %ymm2
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm0
+	vmovdqu	-224(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 288(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 288(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 544(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-192(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 320(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 320(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 576(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-160(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 352(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 352(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 608(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-128(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 384(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 384(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 640(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-96(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 416(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 416(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 672(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-64(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 448(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 704(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-32(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 480(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 480(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vextracti128	$1, %ymm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vextracti128	$1, %ymm2, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vextracti128	$1, %ymm0, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+.Laesgen_vaes256_gcm_none_encrypt_data_small128:
+.Laesgen_vaes256_gcm_none_encrypt_data_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next4_128
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_vaes256_gcm_none_encrypt_data_next4_128:
+.Laesgen_vaes256_gcm_none_encrypt_data_again1_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next1_128
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_again1_128
+.Laesgen_vaes256_gcm_none_encrypt_data_next1_128:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_end128
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi)
+	leaq	832(%rdi), %rax
+	leaq	816(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no8_3
+	movq	(%rsi), %r9
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	movq	%r9, (%r8)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_vaes256_gcm_none_encrypt_data_no8_3:
+	testq	$4, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no4_3
+	movl	(%rsi), %r9d
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	movl	%r9d, (%r8)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_vaes256_gcm_none_encrypt_data_no4_3:
+	testq	$2, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no2_3
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+	movzbl	1(%rsi), %r9d
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	movb	%r9b, 1(%r8)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_vaes256_gcm_none_encrypt_data_no2_3:
+	testq	$1, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no1_3
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+.Laesgen_vaes256_gcm_none_encrypt_data_no1_3:
+.Laesgen_vaes256_gcm_none_encrypt_data_end128:
+	vmovdqa	%xmm1, 784(%rdi)
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_saved
+.Laesgen_vaes256_gcm_none_encrypt_data_data192:
+	vmovdqa	784(%rdi), %xmm1
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_small192
+	vinserti128	$1, %xmm1, %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_encrypt_data_first192:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_first_done192
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm10
+	vpxor	%ymm10, %ymm2, %ymm2
+	vpxor	%ymm10, %ymm3, %ymm3
+	vpxor	%ymm10, %ymm4, %ymm4
+	vpxor	%ymm10, %ymm5, %ymm5
+	vpxor	%ymm10, %ymm6, %ymm6
+	vpxor	%ymm10, %ymm7, %ymm7
+	vpxor	%ymm10, %ymm8, %ymm8
+	vpxor	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	16(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	32(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	48(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	64(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	80(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	96(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	112(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	160(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	176(%rdi), %ymm10
+	vaesenc	%ymm10, %ymm2, %ymm2
+	vaesenc	%ymm10, %ymm3, %ymm3
+	vaesenc	%ymm10, %ymm4, %ymm4
+	vaesenc	%ymm10, %ymm5, %ymm5
+	vaesenc	%ymm10, %ymm6, %ymm6
+	vaesenc	%ymm10, %ymm7, %ymm7
+	vaesenc	%ymm10, %ymm8, %ymm8
+	vaesenc	%ymm10, %ymm9, %ymm9
+	vbroadcasti128	192(%rdi), %ymm10
+	vaesenclast	%ymm10, %ymm2, %ymm2
+	vaesenclast	%ymm10, %ymm3, %ymm3
+	vaesenclast	%ymm10, %ymm4, %ymm4
+	vaesenclast	%ymm10, %ymm5, %ymm5
+	vaesenclast	%ymm10, %ymm6, %ymm6
+	vaesenclast	%ymm10, %ymm7, %ymm7
+	vaesenclast	%ymm10, %ymm8, %ymm8
+	vaesenclast	%ymm10, %ymm9, %ymm9
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_first_done192
+.Laesgen_vaes256_gcm_none_encrypt_data_first_done192:
+.Laesgen_vaes256_gcm_none_encrypt_data_top192:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_drain192
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	-256(%rcx), %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm7, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vmovdqu	-224(%rcx), %ymm13
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm15, %ymm10, %ymm10
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	16(%rdi), %ymm0
+	vmovdqu	-192(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vbroadcasti128	32(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	-160(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	48(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	64(%rdi), %ymm0
+	vmovdqu	-128(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	80(%rdi), %ymm0
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	-96(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	112(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	-64(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	-32(%rcx), %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	144(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	160(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm12, %xmm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	176(%rdi), %ymm0
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vbroadcasti128	192(%rdi), %ymm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_top192
+.Laesgen_vaes256_gcm_none_encrypt_data_drain192:
+	vmovdqu	-256(%rcx), %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %ymm2, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpclmulqdq	$0, 256(%rdi), %ymm2, %ymm3
+	vpclmulqdq	$17, 256(%rdi), %ymm2, %ymm2
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm0
+	vmovdqu	-224(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 288(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 288(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 544(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-192(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 320(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 320(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 576(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-160(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 352(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 352(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 608(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-128(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 384(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 384(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 640(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-96(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 416(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 416(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 672(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-64(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 448(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 448(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 704(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vmovdqu	-32(%rcx), %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap256(%rip), %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 480(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 480(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vextracti128	$1, %ymm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vextracti128	$1, %ymm2, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vextracti128	$1, %ymm0, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+.Laesgen_vaes256_gcm_none_encrypt_data_small192:
+.Laesgen_vaes256_gcm_none_encrypt_data_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next4_192
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_vaes256_gcm_none_encrypt_data_next4_192:
+.Laesgen_vaes256_gcm_none_encrypt_data_again1_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes256_gcm_none_encrypt_data_next1_192
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vmovdqu	(%rcx), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_again1_192
+.Laesgen_vaes256_gcm_none_encrypt_data_next1_192:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_end192
+	vpshufb	.Laesgen_vaes256_gcm_none_encrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_encrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi)
+	leaq	832(%rdi), %rax
+	leaq	816(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no8_4
+	movq	(%rsi), %r9
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	movq	%r9, (%r8)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_vaes256_gcm_none_encrypt_data_no8_4:
+	testq	$4, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no4_4
+	movl	(%rsi), %r9d
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	movl	%r9d, (%r8)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_vaes256_gcm_none_encrypt_data_no4_4:
+	testq	$2, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no2_4
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+	movzbl	1(%rsi), %r9d
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	movb	%r9b, 1(%r8)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_vaes256_gcm_none_encrypt_data_no2_4:
+	testq	$1, %rdx
+	je	.Laesgen_vaes256_gcm_none_encrypt_data_no1_4
+	movzbl	(%rsi), %r9d
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movb	%r9b, (%r8)
+.Laesgen_vaes256_gcm_none_encrypt_data_no1_4:
+.Laesgen_vaes256_gcm_none_encrypt_data_end192:
+	vmovdqa	%xmm1, 784(%rdi)
+	jmp	.Laesgen_vaes256_gcm_none_encrypt_data_saved
+.Laesgen_vaes256_gcm_none_encrypt_data_saved:
+	vmovdqa	%xmm0, 800(%rdi)
+	vzeroall
+	popq	%rbp
+	popq	%rbx
+	ret
+	.size	aesgen_vaes256_gcm_none_encrypt_data, .-aesgen_vaes256_gcm_none_encrypt_data
+	.section	.rodata
+	.p2align	4
+.Laesgen_vaes256_gcm_none_encrypt_data_bswap128:
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_encrypt_data_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_lanes2:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_step2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_encrypt_data_bswap256:
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_encrypt_data_step1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+
+
+# decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
+# Called by open and decrypt after their checks; not exported.
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+	.text
+	.type	aesgen_vaes256_gcm_none_decrypt_data, @function
+	.p2align	5
+aesgen_vaes256_gcm_none_decrypt_data:
+	endbr64
+	pushq	%rbx
+	pushq	%rbp
+	cmpq	$0, 880(%rdi)
+	jne	.Laesgen_vaes256_gcm_none_decrypt_data_in_data
+	vmovdqa	800(%rdi), %xmm0
+	movq	864(%rdi), %rax
+	testq	$15, %rax
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_flushed
+	vmovdqa	816(%rdi), %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 816(%rdi)
+.Laesgen_vaes256_gcm_none_decrypt_data_flushed:
+	vmovdqa	%xmm0, 800(%rdi)
+	movq	$1, 880(%rdi)
+.Laesgen_vaes256_gcm_none_decrypt_data_in_data:
+	vmovdqa	800(%rdi), %xmm0
+	movq	872(%rdi), %rax
+	addq	%rdx, 872(%rdi)
+	andq	$15, %rax
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_bulk
+	movq	$16, %r8
+	subq	%rax, %r8
+	cmpq	%rdx, %r8
+	cmovaq	%rdx, %r8
+	movq	%rsi, %r9
+	movq	%rcx, %r10
+	leaq	832(%rdi,%rax,1), %r11
+	leaq	816(%rdi,%rax,1), %rbx
+	testq	$8, %r8
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no8
+	movq	(%r9), %rbp
+	movq	%rbp, (%rbx)
+	xorq	(%r11), %rbp
+	movq	%rbp, (%r10)
+	addq	$8, %r9
+	addq	$8, %r10
+	addq	$8, %r11
+	addq	$8, %rbx
+.Laesgen_vaes256_gcm_none_decrypt_data_no8:
+	testq	$4, %r8
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no4
+	movl	(%r9), %ebp
+	movl	%ebp, (%rbx)
+	xorl	(%r11), %ebp
+	movl	%ebp, (%r10)
+	addq	$4, %r9
+	addq	$4, %r10
+	addq	$4, %r11
+	addq	$4, %rbx
+.Laesgen_vaes256_gcm_none_decrypt_data_no4:
+	testq	$2, %r8
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no2
+	movzbl	(%r9), %ebp
+	movb	%bpl, (%rbx)
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+	movzbl	1(%r9), %ebp
+	movb	%bpl, 1(%rbx)
+	xorb	1(%r11), %bpl
+	movb	%bpl, 1(%r10)
+	addq	$2, %r9
+	addq	$2, %r10
+	addq	$2, %r11
+	addq	$2, %rbx
+.Laesgen_vaes256_gcm_none_decrypt_data_no2:
+	testq	$1, %r8
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no1
+	movzbl	(%r9), %ebp
+	movb	%bpl, (%rbx)
+	xorb	(%r11), %bpl
+	movb	%bpl, (%r10)
+.Laesgen_vaes256_gcm_none_decrypt_data_no1:
+	addq	%r8, %rsi
+	addq	%r8, %rcx
+	subq	%r8, %rdx
+	addq	%r8, %rax
+	cmpq	$16, %rax
+	jne	.Laesgen_vaes256_gcm_none_decrypt_data_saved
+	vmovdqa	816(%rdi), %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 816(%rdi)
+.Laesgen_vaes256_gcm_none_decrypt_data_bulk:
+	movl	240(%rdi), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_data128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_data192
+.Laesgen_vaes256_gcm_none_decrypt_data_data256:
+	vmovdqa	784(%rdi), %xmm1
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_small256
+	vinserti128	$1, %xmm1, %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_decrypt_data_top256:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_drain256
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	(%rsi), %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpshufd	$78, %ymm8, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 256(%rdi), %ymm8, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpclmulqdq	$17, 256(%rdi), %ymm8, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	32(%rsi), %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vbroadcasti128	(%rdi), %ymm0
+	vpshufd	$78, %ymm13, %ymm14
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	16(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vmovdqu	64(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm14, %ymm14
+	vbroadcasti128	32(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	48(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	96(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	64(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vmovdqu	128(%rsi), %ymm13
+	vbroadcasti128	80(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	160(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	112(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vbroadcasti128	128(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	192(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	144(%rdi), %ymm0
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	160(%rdi), %ymm0
+	vmovdqu	224(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
+	vbroadcasti128	176(%rdi), %ymm0
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm13, %xmm10, %xmm10
+	vbroadcasti128	192(%rdi), %ymm0
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm12, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm11, %xmm12, %xmm12
+	vbroadcasti128	208(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %xmm10, %xmm10
+	vbroadcasti128	224(%rdi), %ymm0
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_decrypt_data_top256
+.Laesgen_vaes256_gcm_none_decrypt_data_drain256:
+.Laesgen_vaes256_gcm_none_decrypt_data_small256:
+.Laesgen_vaes256_gcm_none_decrypt_data_again4_256:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_next4_256
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_vaes256_gcm_none_decrypt_data_next4_256:
+.Laesgen_vaes256_gcm_none_decrypt_data_again1_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_next1_256
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	208(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	224(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_decrypt_data_again1_256
+.Laesgen_vaes256_gcm_none_decrypt_data_next1_256:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_end256
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	208(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	224(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi)
+	leaq	832(%rdi), %rax
+	leaq	816(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no8_2
+	movq	(%rsi), %r9
+	movq	%r9, (%r8)
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_vaes256_gcm_none_decrypt_data_no8_2:
+	testq	$4, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no4_2
+	movl	(%rsi), %r9d
+	movl	%r9d, (%r8)
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_vaes256_gcm_none_decrypt_data_no4_2:
+	testq	$2, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no2_2
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movzbl	1(%rsi), %r9d
+	movb	%r9b, 1(%r8)
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_vaes256_gcm_none_decrypt_data_no2_2:
+	testq	$1, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no1_2
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+.Laesgen_vaes256_gcm_none_decrypt_data_no1_2:
+.Laesgen_vaes256_gcm_none_decrypt_data_end256:
+	vmovdqa	%xmm1, 784(%rdi)
+	jmp	.Laesgen_vaes256_gcm_none_decrypt_data_saved
+.Laesgen_vaes256_gcm_none_decrypt_data_data128:
+	vmovdqa	784(%rdi), %xmm1
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_small128
+	vinserti128	$1, %xmm1, %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_decrypt_data_top128:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_drain128
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	(%rsi), %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpshufd	$78, %ymm7, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vmovdqu	32(%rsi), %ymm13
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpxor	%ymm13, %ymm14, %ymm14
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
+	vbroadcasti128	(%rdi), %ymm0
+	vpxor	%ymm15, %ymm10, %ymm10
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm11, %ymm11
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm12, %ymm12
+	vpxor	%ymm0, %ymm7, %ymm7
+	vmovdqu	64(%rsi), %ymm13
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	16(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	32(%rdi), %ymm0
+	vmovdqu	96(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm11, %ymm11
+	vbroadcasti128	48(%rdi), %ymm0
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vmovdqu	128(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm15, %ymm10, %ymm10
+	vbroadcasti128	64(%rdi), %ymm0
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	160(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	80(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vmovdqu	192(%rsi), %ymm13
+	vbroadcasti128	96(%rdi), %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vbroadcasti128	112(%rdi), %ymm0
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	224(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vbroadcasti128	144(%rdi), %ymm0
+	vextracti128	$1, %ymm12, %xmm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%xmm13, %xmm11, %xmm11
+	vbroadcasti128	160(%rdi), %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_decrypt_data_top128
+.Laesgen_vaes256_gcm_none_decrypt_data_drain128:
+.Laesgen_vaes256_gcm_none_decrypt_data_small128:
+.Laesgen_vaes256_gcm_none_decrypt_data_again4_128:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_next4_128
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_vaes256_gcm_none_decrypt_data_next4_128:
+.Laesgen_vaes256_gcm_none_decrypt_data_again1_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_next1_128
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_decrypt_data_again1_128
+.Laesgen_vaes256_gcm_none_decrypt_data_next1_128:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_end128
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi)
+	leaq	832(%rdi), %rax
+	leaq	816(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no8_3
+	movq	(%rsi), %r9
+	movq	%r9, (%r8)
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_vaes256_gcm_none_decrypt_data_no8_3:
+	testq	$4, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no4_3
+	movl	(%rsi), %r9d
+	movl	%r9d, (%r8)
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_vaes256_gcm_none_decrypt_data_no4_3:
+	testq	$2, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no2_3
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movzbl	1(%rsi), %r9d
+	movb	%r9b, 1(%r8)
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_vaes256_gcm_none_decrypt_data_no2_3:
+	testq	$1, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no1_3
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+.Laesgen_vaes256_gcm_none_decrypt_data_no1_3:
+.Laesgen_vaes256_gcm_none_decrypt_data_end128:
+	vmovdqa	%xmm1, 784(%rdi)
+	jmp	.Laesgen_vaes256_gcm_none_decrypt_data_saved
+.Laesgen_vaes256_gcm_none_decrypt_data_data192:
+	vmovdqa	784(%rdi), %xmm1
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_small192
+	vinserti128	$1, %xmm1, %ymm1, %ymm1
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_lanes2(%rip), %ymm1, %ymm1
+.Laesgen_vaes256_gcm_none_decrypt_data_top192:
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_drain192
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vmovdqu	(%rsi), %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm4
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufd	$78, %ymm7, %ymm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm5
+	vpxor	%ymm7, %ymm0, %ymm0
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm6
+	vpclmulqdq	$0, 256(%rdi), %ymm7, %ymm10
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpclmulqdq	$17, 256(%rdi), %ymm7, %ymm11
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm7
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm12
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm8
+	vmovdqu	32(%rsi), %ymm13
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm1, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 288(%rdi), %ymm13, %ymm15
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpxor	%ymm15, %ymm10, %ymm10
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 288(%rdi), %ymm13, %ymm13
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 544(%rdi), %ymm14, %ymm13
+	vpxor	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	16(%rdi), %ymm0
+	vmovdqu	64(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 320(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$17, 320(%rdi), %ymm13, %ymm13
+	vbroadcasti128	32(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 576(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	96(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	48(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 352(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 352(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 608(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	64(%rdi), %ymm0
+	vmovdqu	128(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 384(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	80(%rdi), %ymm0
+	vpclmulqdq	$17, 384(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 640(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	160(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	96(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 416(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 416(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 672(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	112(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vmovdqu	192(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm13, %ymm14
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$0, 448(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	128(%rdi), %ymm0
+	vpclmulqdq	$17, 448(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 704(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vmovdqu	224(%rsi), %ymm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap256(%rip), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpshufd	$78, %ymm13, %ymm14
+	vbroadcasti128	144(%rdi), %ymm0
+	vpxor	%ymm13, %ymm14, %ymm14
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$0, 480(%rdi), %ymm13, %ymm15
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpxor	%ymm15, %ymm10, %ymm10
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpclmulqdq	$17, 480(%rdi), %ymm13, %ymm13
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vpxor	%ymm13, %ymm11, %ymm11
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpclmulqdq	$0, 736(%rdi), %ymm14, %ymm13
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpxor	%ymm13, %ymm12, %ymm12
+	vbroadcasti128	160(%rdi), %ymm0
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vextracti128	$1, %ymm10, %xmm13
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vextracti128	$1, %ymm11, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vextracti128	$1, %ymm12, %xmm13
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm13, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vbroadcasti128	176(%rdi), %ymm0
+	vpxor	%xmm10, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm2, %ymm2
+	vpxor	%xmm11, %xmm12, %xmm12
+	vaesenc	%ymm0, %ymm3, %ymm3
+	vaesenc	%ymm0, %ymm4, %ymm4
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm5, %ymm5
+	vpxor	%xmm13, %xmm10, %xmm10
+	vaesenc	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%ymm0, %ymm7, %ymm7
+	vaesenc	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm13, %xmm11, %xmm11
+	vaesenc	%ymm0, %ymm9, %ymm9
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vbroadcasti128	192(%rdi), %ymm0
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm2, %ymm2
+	vaesenclast	%ymm0, %ymm3, %ymm3
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm10, %xmm12
+	vaesenclast	%ymm0, %ymm5, %ymm5
+	vpshufd	$78, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm6, %ymm6
+	vaesenclast	%ymm0, %ymm7, %ymm7
+	vpxor	%xmm12, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm8, %ymm8
+	vpxor	%xmm11, %xmm10, %xmm10
+	vaesenclast	%ymm0, %ymm9, %ymm9
+	vmovdqa	%xmm10, %xmm0
+	vpxor	(%rsi), %ymm2, %ymm2
+	vmovdqu	%ymm2, (%rcx)
+	vpxor	32(%rsi), %ymm3, %ymm3
+	vmovdqu	%ymm3, 32(%rcx)
+	vpxor	64(%rsi), %ymm4, %ymm4
+	vmovdqu	%ymm4, 64(%rcx)
+	vpxor	96(%rsi), %ymm5, %ymm5
+	vmovdqu	%ymm5, 96(%rcx)
+	vpxor	128(%rsi), %ymm6, %ymm6
+	vmovdqu	%ymm6, 128(%rcx)
+	vpxor	160(%rsi), %ymm7, %ymm7
+	vmovdqu	%ymm7, 160(%rcx)
+	vpxor	192(%rsi), %ymm8, %ymm8
+	vmovdqu	%ymm8, 192(%rcx)
+	vpxor	224(%rsi), %ymm9, %ymm9
+	vmovdqu	%ymm9, 224(%rcx)
+	addq	$256, %rsi
+	addq	$256, %rcx
+	subq	$256, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_decrypt_data_top192
+.Laesgen_vaes256_gcm_none_decrypt_data_drain192:
+.Laesgen_vaes256_gcm_none_decrypt_data_small192:
+.Laesgen_vaes256_gcm_none_decrypt_data_again4_192:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_next4_192
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 448(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 448(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 464(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 464(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	32(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 480(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 480(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqu	48(%rsi), %xmm4
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 496(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm3
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm4
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm5
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%rdi), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%rdi), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	vpxor	16(%rsi), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%rcx)
+	vpxor	32(%rsi), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%rcx)
+	vpxor	48(%rsi), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%rcx)
+	addq	$64, %rsi
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_vaes256_gcm_none_decrypt_data_next4_192:
+.Laesgen_vaes256_gcm_none_decrypt_data_again1_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes256_gcm_none_decrypt_data_next1_192
+	vmovdqu	(%rsi), %xmm2
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%rsi), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%rcx)
+	addq	$16, %rsi
+	addq	$16, %rcx
+	subq	$16, %rdx
+	jmp	.Laesgen_vaes256_gcm_none_decrypt_data_again1_192
+.Laesgen_vaes256_gcm_none_decrypt_data_next1_192:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_end192
+	vpshufb	.Laesgen_vaes256_gcm_none_decrypt_data_bswap128(%rip), %xmm1, %xmm2
+	vpaddd	.Laesgen_vaes256_gcm_none_decrypt_data_step1(%rip), %xmm1, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdi), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 832(%rdi)
+	leaq	832(%rdi), %rax
+	leaq	816(%rdi), %r8
+	testq	$8, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no8_4
+	movq	(%rsi), %r9
+	movq	%r9, (%r8)
+	xorq	(%rax), %r9
+	movq	%r9, (%rcx)
+	addq	$8, %rsi
+	addq	$8, %rcx
+	addq	$8, %rax
+	addq	$8, %r8
+.Laesgen_vaes256_gcm_none_decrypt_data_no8_4:
+	testq	$4, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no4_4
+	movl	(%rsi), %r9d
+	movl	%r9d, (%r8)
+	xorl	(%rax), %r9d
+	movl	%r9d, (%rcx)
+	addq	$4, %rsi
+	addq	$4, %rcx
+	addq	$4, %rax
+	addq	$4, %r8
+.Laesgen_vaes256_gcm_none_decrypt_data_no4_4:
+	testq	$2, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no2_4
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+	movzbl	1(%rsi), %r9d
+	movb	%r9b, 1(%r8)
+	xorb	1(%rax), %r9b
+	movb	%r9b, 1(%rcx)
+	addq	$2, %rsi
+	addq	$2, %rcx
+	addq	$2, %rax
+	addq	$2, %r8
+.Laesgen_vaes256_gcm_none_decrypt_data_no2_4:
+	testq	$1, %rdx
+	je	.Laesgen_vaes256_gcm_none_decrypt_data_no1_4
+	movzbl	(%rsi), %r9d
+	movb	%r9b, (%r8)
+	xorb	(%rax), %r9b
+	movb	%r9b, (%rcx)
+.Laesgen_vaes256_gcm_none_decrypt_data_no1_4:
+.Laesgen_vaes256_gcm_none_decrypt_data_end192:
+	vmovdqa	%xmm1, 784(%rdi)
+	jmp	.Laesgen_vaes256_gcm_none_decrypt_data_saved
+.Laesgen_vaes256_gcm_none_decrypt_data_saved:
+	vmovdqa	%xmm0, 800(%rdi)
+	vzeroall
+	popq	%rbp
+	popq	%rbx
+	ret
+	.size	aesgen_vaes256_gcm_none_decrypt_data, .-aesgen_vaes256_gcm_none_decrypt_data
+	.section	.rodata
+	.p2align	4
+.Laesgen_vaes256_gcm_none_decrypt_data_bswap128:
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_decrypt_data_ghash_poly:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_lanes2:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_step2:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	5
+.Laesgen_vaes256_gcm_none_decrypt_data_bswap256:
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
+	.p2align	4
+.Laesgen_vaes256_gcm_none_decrypt_data_step1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 
 
 	.section	.note.GNU-stack,"",@progbits

@@ -54,8 +54,13 @@ class Instruction:
         return None
 
     @property
+    def is_call(self) -> bool:
+        """A call of another function of the same file (its label is that function's symbol)."""
+        return self.name == "call"
+
+    @property
     def is_jump(self) -> bool:
-        return self.label_target() is not None
+        return self.label_target() is not None and not self.is_call
 
     @property
     def is_unconditional(self) -> bool:
@@ -91,6 +96,7 @@ class Function:
     saved_registers: tuple[Reg, ...] = ()
     constants: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     scrub_vectors: bool = False
+    exported: bool = True     # False: a helper only this file's functions call (no .globl)
 
     def instructions(self) -> list[Instruction]:
         return [it for it in self.body if isinstance(it, Instruction)]

@@ -16,7 +16,7 @@ class ModeDescriptor:
     aead: bool                      # listed in aesgen_aeads[] (else aesgen_kernels[])
     title: str                      # for generated comments
     entries: tuple[str, ...]        # entry points, in the order of the C struct
-    hot_entry: str                  # the entry whose steady-state loop the reports count
+    hot_entry: str                  # the function whose steady-state loop the reports count
     phases: tuple[str, ...]         # report columns of that loop
     oracle: str                     # what the harness checks the kernels against
     methods: tuple[str, ...]        # cipher methods a skeleton exists for
@@ -42,7 +42,7 @@ GCM = ModeDescriptor(
     name="gcm", aead=True, title="AES-GCM (NIST SP 800-38D)",
     entries=("init", "seal", "open", "start", "aad", "encrypt", "decrypt", "finish_seal",
              "finish_open", "wipe"),
-    hot_entry="encrypt",
+    hot_entry="encrypt_data",
     phases=("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop",
             "tail"),
     oracle="OpenSSL EVP_aes_*_gcm",

@@ -18,6 +18,14 @@ class AbiSpec:
     allocation_order: dict[str, tuple[Reg, ...]]
     vector_registers: int
 
+    def clobbered_by_call(self) -> frozenset:
+        """Register keys a called function may change: every allocatable register it need
+        not keep (AArch64 keeps only the low halves of v8-v15: all vectors count)."""
+        kept = {r.key for r in self.callee_saved if r.cls not in (VEC, A64_VEC)}
+        every = [r for order in self.allocation_order.values() for r in order]
+        return frozenset(r.key for r in every if r.key not in kept) | {
+            self.return_register.key}
+
 
 SYSV_X86_64 = AbiSpec(
     name="sysv-x86_64",

@@ -31,6 +31,9 @@ def uses_and_defs(ins: Instruction, function: Function, abi: AbiSpec) -> tuple[s
         defs.add(r.key)
         if r.cls == "gp" and r.width == 8:  # a byte write keeps bits 8..63: also a read
             uses.add(r.key)
+    if ins.is_call:                  # reads the argument registers, may change any scratch one
+        uses |= {r.key for r in abi.arguments}
+        defs |= abi.clobbered_by_call()
     if ins.name == "ret" and function.returns_value:
         uses.add(abi.return_register.key)
     return uses, defs

@@ -18,7 +18,7 @@ def verify_structure(function: Function, abi: AbiSpec) -> Function:
             defined.add(item.name)
     for ins in function.instructions():
         target = ins.label_target()
-        if target is not None and target not in defined:
+        if target is not None and not ins.is_call and target not in defined:
             raise StructureError(f"{function.symbol}: jump to undefined label {target}")
     last = function.instructions()[-1] if function.instructions() else None
     if last is None or not last.is_unconditional:

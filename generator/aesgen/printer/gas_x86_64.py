@@ -18,8 +18,9 @@ class ElfFlavour:
     def symbol(self, name: str) -> str:
         return name
 
-    def function_start(self, sym: str) -> list[str]:
-        return [f"\t.globl\t{sym}", f"\t.type\t{sym}, @function", "\t.p2align\t5", f"{sym}:"]
+    def function_start(self, sym: str, exported: bool = True) -> list[str]:
+        visibility = [f"\t.globl\t{sym}"] if exported else []
+        return visibility + [f"\t.type\t{sym}, @function", "\t.p2align\t5", f"{sym}:"]
 
     def function_end(self, sym: str) -> list[str]:
         return [f"\t.size\t{sym}, .-{sym}"]
@@ -65,7 +66,7 @@ def print_function(function: Function, flavour: ElfFlavour = ElfFlavour()) -> st
     if function.doc:
         lines += [f"# {line}".rstrip() for line in function.doc.splitlines()]
     lines += [f"# Requires: {', '.join(function.features) or 'baseline x86-64'}"]
-    lines += [flavour.text_section()] + flavour.function_start(sym)
+    lines += [flavour.text_section()] + flavour.function_start(sym, function.exported)
     for item in function.body:
         if isinstance(item, Instruction):
             lines.append(format_instruction(item))

@@ -46,6 +46,8 @@ STACK_ARG = {"len": 8, "out": 16, "tag": 24, "tag_len": 32}
 
 ENTRIES = ("init", "seal", "open", "start", "aad", "encrypt", "decrypt", "finish_seal",
            "finish_open", "wipe")
+# the data path, once a direction: seal and encrypt call one, open and decrypt the other
+DATA_PATH = {False: "encrypt_data", True: "decrypt_data"}
 PHASES = ("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop", "tail")
 NO_WINDOW = -1                  # FACE_WINDOW when no window is cached (counter >> 8 < 2^24)
 TAG_VALID = 1 << 24             # FACE_TAG bit: a tag was set (init's zeros match none)
@@ -315,17 +317,25 @@ class Body:
         b.bind(done)
 
     # --- the data path -------------------------------------------------------------------
-    def crypt(self, inp: Reg, length: Reg, out: Reg, *, decrypt: bool,
-              fail: Label | None) -> None:
+    def check_room(self, length: Reg, fail: Label) -> None:
+        """Jump to fail when length more message bytes would pass SP 800-38D's limit."""
+        room = self.b.gp()
+        self.a.movabs(room, Imm(MAX_MESSAGE))
+        self.a.sub(room, self.f("MSG_LEN", width=64))
+        self.a.cmp(length, room)
+        self.a.ja(fail)
+
+    def call_data(self, inp, length, out, *, decrypt: bool) -> None:
+        """Run the data path (build_data's function) on in, length, out (registers or
+        stack arguments); the context stays in a register the call keeps."""
+        for name, value in zip(("rdi", "rsi", "rdx", "rcx"), (self.ctx, inp, length, out)):
+            self.a.mov(gp(name), value)
+        self.a.call(Label(self.k.spec.symbol(DATA_PATH[decrypt])))
+
+    def crypt(self, inp: Reg, length: Reg, out: Reg, *, decrypt: bool) -> None:
         """out = in ^ keystream over length bytes, hashing the ciphertext; continues the
-        stream at MSG_LEN. With fail, a length past the message limit jumps there first."""
+        stream at MSG_LEN. The caller has checked the length."""
         a, b, v = self.a, self.b, self.v
-        if fail is not None:
-            room = b.gp()
-            a.movabs(room, Imm(MAX_MESSAGE))
-            a.sub(room, self.f("MSG_LEN", width=64))
-            a.cmp(length, room)
-            a.ja(fail)
         self.begin_data()
         x = b.xmm()
         v.load(x, self.f("HASH"))
@@ -802,15 +812,32 @@ def build_aad(k: GcmKernel) -> Function:
                   3, body)
 
 
+def build_data(k: GcmKernel, decrypt: bool) -> Function:
+    """The data path of one direction, a function of this file only (no .globl): the
+    entry points check lengths, then call it."""
+    entry = DATA_PATH[decrypt]
+    g = k.body(entry, f"{entry}(ctx, in, len, out): out = in ^ keystream and the GHASH of "
+                      f"the ciphertext over len bytes, {BATCH} registers of blocks and one "
+                      f"reduction a loop.\nCalled by {'open and decrypt' if decrypt else 'seal and encrypt'} "
+                      f"after their checks; not exported.")
+    ctx, inp, length, out = g.args(4)
+    g.crypt(inp, length, out, decrypt=decrypt)
+    g.a.ret()
+    g.b.function.scrub_vectors = True
+    g.b.function.exported = False
+    return g.b.build()
+
+
 def build_crypt(k: GcmKernel, decrypt: bool) -> Function:
     entry = "decrypt" if decrypt else "encrypt"
 
     def body(g, args, refuse):
         ctx, inp, length, out = args
-        g.crypt(inp, length, out, decrypt=decrypt, fail=refuse)
+        g.check_room(length, refuse)
+        g.call_data(inp, length, out, decrypt=decrypt)
     return _entry(k, entry, f"{entry}(ctx, in, len, out): GCM {entry}ion of the next len "
-                  f"bytes, {BATCH} registers of blocks and one reduction a loop.\nReturns 0, "
-                  f"or -1 past 2^36 - 32 message bytes (nothing written).", 4, body)
+                  f"bytes.\nReturns 0, or -1 past 2^36 - 32 message bytes (nothing written).",
+                  4, body)
 
 
 def build_finish_seal(k: GcmKernel) -> Function:
@@ -844,7 +871,7 @@ def build_seal(k: GcmKernel) -> Function:
         g.check_keyed(refuse)
         g.start(nonce, nonce_len)
         g.absorb(aad, aad_len, "AAD_LEN")
-        g.crypt(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=False, fail=None)
+        g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=False)
         g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"))
     return _entry(k, "seal", "seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, "
                   "tag_len):\none-shot GCM encryption. Returns 0, or -1 for a length out of "
@@ -868,7 +895,7 @@ def build_open(k: GcmKernel) -> Function:
     g.check_keyed(reject)
     g.start(nonce, nonce_len)
     g.absorb(aad, aad_len, "AAD_LEN")
-    g.crypt(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=True, fail=None)
+    g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=True)
     g.tag_differs(g.stack_arg("tag"), g.stack_arg("tag_len"))
     a.test(gp("rax"), gp("rax"))
     a.je(done)
@@ -897,6 +924,7 @@ def build_all(k: GcmKernel) -> dict[str, Function]:
         "start": build_start(k), "aad": build_aad(k), "encrypt": build_crypt(k, False),
         "decrypt": build_crypt(k, True), "finish_seal": build_finish_seal(k),
         "finish_open": build_finish_open(k), "wipe": build_wipe(k),
+        "encrypt_data": build_data(k, False), "decrypt_data": build_data(k, True),
     }
 
 
