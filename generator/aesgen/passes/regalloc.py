@@ -89,16 +89,22 @@ def allocate_registers(function: Function, abi: AbiSpec) -> Function:
                 f"({len(taken)} of {len(order)} busy); the lowering must use fewer")
         colour[key] = choice
 
+    bound: dict = {}                      # operand -> operand with colours (operands repeat)
+
     def bind(op):
+        if op in bound:
+            return bound[op]
+        result = op
         if isinstance(op, Reg) and op.is_virtual:
-            return replace(op, id=colour[op.key])
-        if isinstance(op, VList):
-            return op.with_regs(tuple(bind(r) for r in op.regs))
-        if isinstance(op, Mem):
+            result = replace(op, id=colour[op.key])
+        elif isinstance(op, VList):
+            result = op.with_regs(tuple(bind(r) for r in op.regs))
+        elif isinstance(op, Mem):
             base = bind(op.base) if op.base is not None else None
             index = bind(op.index) if op.index is not None else None
-            return op.with_registers(base, index)
-        return op
+            result = op.with_registers(base, index)
+        bound[op] = result
+        return result
 
     body = [item.with_operands(tuple(bind(op) for op in item.operands))
             if isinstance(item, Instruction) else item for item in function.body]
