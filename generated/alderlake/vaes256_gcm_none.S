@@ -11,17 +11,19 @@
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_none_init   requires AESNI, PCLMULQDQ, AVX
- *   aesgen_vaes256_gcm_none_seal   requires AESNI, PCLMULQDQ, AVX
- *   aesgen_vaes256_gcm_none_open   requires AESNI, PCLMULQDQ, AVX
+ *   aesgen_vaes256_gcm_none_seal   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+ *   aesgen_vaes256_gcm_none_open   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_none_start   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_none_aad   requires PCLMULQDQ, AVX
- *   aesgen_vaes256_gcm_none_encrypt
- *   aesgen_vaes256_gcm_none_decrypt
+ *   aesgen_vaes256_gcm_none_encrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+ *   aesgen_vaes256_gcm_none_decrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_none_finish_seal   requires PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_none_finish_open   requires PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_none_wipe   requires AVX
- *   aesgen_vaes256_gcm_none_encrypt_data   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   aesgen_vaes256_gcm_none_decrypt_data   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+ *
+ * Local functions (not exported; the entry points above call them):
+ *   aesgen_vaes256_gcm_none_encrypt_data
+ *   aesgen_vaes256_gcm_none_decrypt_data
  */
 
 
@@ -1041,7 +1043,7 @@ aesgen_vaes256_gcm_none_init:
 
 # seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 # one-shot GCM encryption. Returns 0, or -1 for a length out of range (nothing written).
-# Requires: AESNI, PCLMULQDQ, AVX
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
 	.text
 	.globl	aesgen_vaes256_gcm_none_seal
 	.type	aesgen_vaes256_gcm_none_seal, @function
@@ -1830,7 +1832,7 @@ aesgen_vaes256_gcm_none_seal:
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 # one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
-# Requires: AESNI, PCLMULQDQ, AVX
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
 	.text
 	.globl	aesgen_vaes256_gcm_none_open
 	.type	aesgen_vaes256_gcm_none_open, @function
@@ -3338,7 +3340,7 @@ aesgen_vaes256_gcm_none_aad:
 
 # encrypt(ctx, in, len, out): GCM encryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: baseline x86-64
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
 	.text
 	.globl	aesgen_vaes256_gcm_none_encrypt
 	.type	aesgen_vaes256_gcm_none_encrypt, @function
@@ -3360,7 +3362,7 @@ aesgen_vaes256_gcm_none_encrypt:
 
 # decrypt(ctx, in, len, out): GCM decryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: baseline x86-64
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
 	.text
 	.globl	aesgen_vaes256_gcm_none_decrypt
 	.type	aesgen_vaes256_gcm_none_decrypt, @function

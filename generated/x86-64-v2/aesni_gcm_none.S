@@ -15,13 +15,15 @@
  *   aesgen_aesni_gcm_none_open   requires SSE2, SSSE3, AESNI, PCLMULQDQ
  *   aesgen_aesni_gcm_none_start   requires SSE2, SSSE3, AESNI, PCLMULQDQ
  *   aesgen_aesni_gcm_none_aad   requires SSE2, SSSE3, PCLMULQDQ
- *   aesgen_aesni_gcm_none_encrypt
- *   aesgen_aesni_gcm_none_decrypt
+ *   aesgen_aesni_gcm_none_encrypt   requires SSE2, SSSE3, AESNI, PCLMULQDQ
+ *   aesgen_aesni_gcm_none_decrypt   requires SSE2, SSSE3, AESNI, PCLMULQDQ
  *   aesgen_aesni_gcm_none_finish_seal   requires SSE2, SSSE3, PCLMULQDQ
  *   aesgen_aesni_gcm_none_finish_open   requires SSE2, SSSE3, PCLMULQDQ
  *   aesgen_aesni_gcm_none_wipe   requires SSE2
- *   aesgen_aesni_gcm_none_encrypt_data   requires SSE2, SSSE3, AESNI, PCLMULQDQ
- *   aesgen_aesni_gcm_none_decrypt_data   requires SSE2, SSSE3, AESNI, PCLMULQDQ
+ *
+ * Local functions (not exported; the entry points above call them):
+ *   aesgen_aesni_gcm_none_encrypt_data
+ *   aesgen_aesni_gcm_none_decrypt_data
  */
 
 
@@ -3641,7 +3643,7 @@ aesgen_aesni_gcm_none_aad:
 
 # encrypt(ctx, in, len, out): GCM encryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: baseline x86-64
+# Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
 	.text
 	.globl	aesgen_aesni_gcm_none_encrypt
 	.type	aesgen_aesni_gcm_none_encrypt, @function
@@ -3663,7 +3665,7 @@ aesgen_aesni_gcm_none_encrypt:
 
 # decrypt(ctx, in, len, out): GCM decryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: baseline x86-64
+# Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
 	.text
 	.globl	aesgen_aesni_gcm_none_decrypt
 	.type	aesgen_aesni_gcm_none_decrypt, @function

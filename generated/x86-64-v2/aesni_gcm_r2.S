@@ -15,13 +15,15 @@
  *   aesgen_aesni_gcm_r2_open   requires SSE2, SSSE3, AESNI, PCLMULQDQ
  *   aesgen_aesni_gcm_r2_start   requires SSE2, SSSE3, AESNI, PCLMULQDQ
  *   aesgen_aesni_gcm_r2_aad   requires SSE2, SSSE3, PCLMULQDQ
- *   aesgen_aesni_gcm_r2_encrypt
- *   aesgen_aesni_gcm_r2_decrypt
+ *   aesgen_aesni_gcm_r2_encrypt   requires SSE2, SSSE3, AESNI, PCLMULQDQ
+ *   aesgen_aesni_gcm_r2_decrypt   requires SSE2, SSSE3, AESNI, PCLMULQDQ
  *   aesgen_aesni_gcm_r2_finish_seal   requires SSE2, SSSE3, PCLMULQDQ
  *   aesgen_aesni_gcm_r2_finish_open   requires SSE2, SSSE3, PCLMULQDQ
  *   aesgen_aesni_gcm_r2_wipe   requires SSE2
- *   aesgen_aesni_gcm_r2_encrypt_data   requires SSE2, SSSE3, AESNI, PCLMULQDQ
- *   aesgen_aesni_gcm_r2_decrypt_data   requires SSE2, SSSE3, AESNI, PCLMULQDQ
+ *
+ * Local functions (not exported; the entry points above call them):
+ *   aesgen_aesni_gcm_r2_encrypt_data
+ *   aesgen_aesni_gcm_r2_decrypt_data
  */
 
 
@@ -3734,7 +3736,7 @@ aesgen_aesni_gcm_r2_aad:
 
 # encrypt(ctx, in, len, out): GCM encryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: baseline x86-64
+# Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
 	.text
 	.globl	aesgen_aesni_gcm_r2_encrypt
 	.type	aesgen_aesni_gcm_r2_encrypt, @function
@@ -3756,7 +3758,7 @@ aesgen_aesni_gcm_r2_encrypt:
 
 # decrypt(ctx, in, len, out): GCM decryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: baseline x86-64
+# Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
 	.text
 	.globl	aesgen_aesni_gcm_r2_decrypt
 	.type	aesgen_aesni_gcm_r2_decrypt, @function

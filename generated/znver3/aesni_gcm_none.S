@@ -15,13 +15,15 @@
  *   aesgen_aesni_gcm_none_open   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_aesni_gcm_none_start   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_aesni_gcm_none_aad   requires PCLMULQDQ, AVX
- *   aesgen_aesni_gcm_none_encrypt
- *   aesgen_aesni_gcm_none_decrypt
+ *   aesgen_aesni_gcm_none_encrypt   requires AESNI, PCLMULQDQ, AVX
+ *   aesgen_aesni_gcm_none_decrypt   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_aesni_gcm_none_finish_seal   requires PCLMULQDQ, AVX
  *   aesgen_aesni_gcm_none_finish_open   requires PCLMULQDQ, AVX
  *   aesgen_aesni_gcm_none_wipe   requires AVX
- *   aesgen_aesni_gcm_none_encrypt_data   requires AESNI, PCLMULQDQ, AVX
- *   aesgen_aesni_gcm_none_decrypt_data   requires AESNI, PCLMULQDQ, AVX
+ *
+ * Local functions (not exported; the entry points above call them):
+ *   aesgen_aesni_gcm_none_encrypt_data
+ *   aesgen_aesni_gcm_none_decrypt_data
  */
 
 
@@ -3264,7 +3266,7 @@ aesgen_aesni_gcm_none_aad:
 
 # encrypt(ctx, in, len, out): GCM encryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: baseline x86-64
+# Requires: AESNI, PCLMULQDQ, AVX
 	.text
 	.globl	aesgen_aesni_gcm_none_encrypt
 	.type	aesgen_aesni_gcm_none_encrypt, @function
@@ -3286,7 +3288,7 @@ aesgen_aesni_gcm_none_encrypt:
 
 # decrypt(ctx, in, len, out): GCM decryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: baseline x86-64
+# Requires: AESNI, PCLMULQDQ, AVX
 	.text
 	.globl	aesgen_aesni_gcm_none_decrypt
 	.type	aesgen_aesni_gcm_none_decrypt, @function

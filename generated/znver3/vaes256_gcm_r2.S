@@ -11,17 +11,19 @@
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_r2_init   requires AESNI, PCLMULQDQ, AVX
- *   aesgen_vaes256_gcm_r2_seal   requires AESNI, PCLMULQDQ, AVX
- *   aesgen_vaes256_gcm_r2_open   requires AESNI, PCLMULQDQ, AVX
+ *   aesgen_vaes256_gcm_r2_seal   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+ *   aesgen_vaes256_gcm_r2_open   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_r2_start   requires AESNI, PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_r2_aad   requires PCLMULQDQ, AVX
- *   aesgen_vaes256_gcm_r2_encrypt
- *   aesgen_vaes256_gcm_r2_decrypt
+ *   aesgen_vaes256_gcm_r2_encrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+ *   aesgen_vaes256_gcm_r2_decrypt   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
  *   aesgen_vaes256_gcm_r2_finish_seal   requires PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_r2_finish_open   requires PCLMULQDQ, AVX
  *   aesgen_vaes256_gcm_r2_wipe   requires AVX
- *   aesgen_vaes256_gcm_r2_encrypt_data   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   aesgen_vaes256_gcm_r2_decrypt_data   requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
+ *
+ * Local functions (not exported; the entry points above call them):
+ *   aesgen_vaes256_gcm_r2_encrypt_data
+ *   aesgen_vaes256_gcm_r2_decrypt_data
  */
 
 
@@ -1089,7 +1091,7 @@ aesgen_vaes256_gcm_r2_init:
 
 # seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 # one-shot GCM encryption. Returns 0, or -1 for a length out of range (nothing written).
-# Requires: AESNI, PCLMULQDQ, AVX
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
 	.text
 	.globl	aesgen_vaes256_gcm_r2_seal
 	.type	aesgen_vaes256_gcm_r2_seal, @function
@@ -1921,7 +1923,7 @@ aesgen_vaes256_gcm_r2_seal:
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 # one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
-# Requires: AESNI, PCLMULQDQ, AVX
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
 	.text
 	.globl	aesgen_vaes256_gcm_r2_open
 	.type	aesgen_vaes256_gcm_r2_open, @function
@@ -3515,7 +3517,7 @@ aesgen_vaes256_gcm_r2_aad:
 
 # encrypt(ctx, in, len, out): GCM encryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: baseline x86-64
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
 	.text
 	.globl	aesgen_vaes256_gcm_r2_encrypt
 	.type	aesgen_vaes256_gcm_r2_encrypt, @function
@@ -3537,7 +3539,7 @@ aesgen_vaes256_gcm_r2_encrypt:
 
 # decrypt(ctx, in, len, out): GCM decryption of the next len bytes.
 # Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-# Requires: baseline x86-64
+# Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
 	.text
 	.globl	aesgen_vaes256_gcm_r2_decrypt
 	.type	aesgen_vaes256_gcm_r2_decrypt, @function

@@ -6,7 +6,7 @@ tests ask for the same kernels many times.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..dsl.ir import Function
 from ..kernels import ctr_kernel
@@ -105,10 +105,26 @@ def compile_kernel_aarch64(spec: KernelSpec) -> CompiledKernel:
     return CompiledKernel(spec, functions, texts, kernel.layout.size, constant_time=True)
 
 
+def _with_callee_features(functions: dict[str, Function], arch: str) -> dict[str, Function]:
+    """A function needs what the local functions it calls need (encrypt runs the AES-NI
+    of encrypt_data): each function's features, with its callees' added."""
+    by_symbol = {fn.symbol: fn for fn in functions.values()}
+    out = {}
+    for entry, fn in functions.items():
+        found = set(fn.features)
+        for ins in fn.instructions():
+            if ins.is_call and ins.label_target() in by_symbol:
+                found |= set(by_symbol[ins.label_target()].features)
+        ordered = tuple(f for f in FEATURE_ORDERS[arch] if f in found)
+        out[entry] = fn if ordered == fn.features else replace(fn, features=ordered)
+    return out
+
+
 def compile_aead(spec: KernelSpec) -> CompiledKernel:
     """An AEAD kernel from its mode's skeleton (modes/), SysV, the x86-64 printer."""
     built, layout = build_kernel(spec)
-    functions = {entry: compile_function(fn, SYSV_X86_64) for entry, fn in built.items()}
+    functions = _with_callee_features(
+        {entry: compile_function(fn, SYSV_X86_64) for entry, fn in built.items()}, spec.arch)
     texts = {entry: print_function(fn) for entry, fn in functions.items()}
     return CompiledKernel(spec, functions, texts, layout.size, constant_time=True,
                           context_fields=tuple(layout.table()))

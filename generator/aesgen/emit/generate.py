@@ -120,8 +120,8 @@ def render_set(req: GenerateRequest) -> dict[str, str]:
     files: dict[str, str] = {}
     a64 = req.preset.arch == "aarch64"
     for ck in compiled:
-        functions = [{"symbol": fn.symbol, "features": fn.features, "text": ck.texts[entry]}
-                     for entry, fn in ck.functions.items()]
+        functions = [{"symbol": fn.symbol, "features": fn.features, "text": ck.texts[entry],
+                      "exported": fn.exported} for entry, fn in ck.functions.items()]
         template = "kernel_aarch64.S.j2" if ck.spec.arch == "aarch64" else "kernel_x86_64.S.j2"
         notes = AARCH64_NOTES if ck.spec.arch == "aarch64" else ELF_NOTES
         files[kernel_file_name(ck.spec)] = env.get_template(template).render(
@@ -218,7 +218,7 @@ def _manifest_entry(ck: CompiledKernel) -> dict:
         "features": list(ck.features),
         "ctx_size": ck.ctx_size, "interleave": ck.spec.interleave,
         "encoding": ck.spec.encoding, "file": kernel_file_name(ck.spec),
-        "symbols": {entry: fn.symbol for entry, fn in ck.functions.items()},
+        "symbols": {entry: fn.symbol for entry, fn in ck.functions.items() if fn.exported},
         "instruction_counts": ck.stats(),
     }
 
