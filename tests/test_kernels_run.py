@@ -362,6 +362,61 @@ def test_set_iv_while_the_table_is_partly_filled(kernel):
         ctx.check_guards()
 
 
+def _table_of(info: dict) -> tuple[int, int]:
+    """(offset, bytes an entry) of the FACE table of a committed kernel, from the layout the
+    generator builds for its manifest entry."""
+    spec = KernelSpec(info["method"], info["face"], interleave=info["interleave"],
+                      encoding=info["encoding"], width=info["width"])
+    if info["method"] == "table":
+        from aesgen.kernels.table_kernel import TableKernel
+        layout = TableKernel(spec).layout
+    else:
+        from aesgen.kernels.ctr_kernel import Kernel as CtrKernel
+        layout = CtrKernel(spec).layout
+    if info["face"] == "r1":
+        return layout.table_r1, layout.r1_entry
+    return layout.table_r2, 16
+
+
+@with_kernels
+def test_short_messages_from_one_in15_use_the_table_from_the_second(kernel, request):
+    """DESIGN.md, FACE: validity per entry (or range). 1 KiB messages that all start at
+    in15 = 1 fill entries 1..64 with the first message; the second starts from them. Shown
+    by reading the context and by corrupting one filled entry: the second message then
+    differs from the model exactly in the block(s) that entry serves."""
+    face = kernel.face.decode()
+    if face == "none":
+        pytest.skip("FACE none keeps no table")
+    info = request.node.callspec.params["kernel"][1]
+    grouped = info["method"] == "bitsliced"
+    table, entry = _table_of(info)
+    rng = random.Random(1420)
+    ctx = Ctx(kernel.ctx_size)
+    key, iv = rng.randbytes(16), rng.randbytes(15) + b"\x01"
+    msg1, msg2 = rng.randbytes(1024), rng.randbytes(1024)
+    assert init(kernel, ctx, key, iv) == 0
+    assert run_stream(kernel, ctx, msg1, ()) == expected(key, iv, msg1)
+    if not grouped:          # the run of filled entries (kernels/face_fill.py)
+        assert (ctx.u64(L.FILL_START), ctx.u64(L.FILL_COUNT)) == (1, 64)
+    assert set_iv(kernel, ctx, iv) == 0
+    assert run_stream(kernel, ctx, msg2, _cuts(rng, len(msg2), 2)) == expected(key, iv, msg2)
+    if not grouped:
+        assert (ctx.u64(L.FILL_START), ctx.u64(L.FILL_COUNT)) == (1, 64), \
+            "the second message changed the run it should only read"
+    # corrupt the entry of in15 = 9 (block 8 of a message starting at in15 = 1)
+    at = ctx.off + table + 9 * entry
+    ctypes.memmove(ctypes.addressof(ctx.raw) + at, bytes([ctx.raw.raw[at] ^ 0x5A]), 1)
+    assert set_iv(kernel, ctx, iv) == 0
+    got, want = run_stream(kernel, ctx, msg2, ()), expected(key, iv, msg2)
+    wrong = [i for i in range(64) if got[16 * i:16 * i + 16] != want[16 * i:16 * i + 16]]
+    if grouped:              # an entry is a group's slices: some block of that group
+        group = info["interleave"] * info["width"] // 128
+        assert wrong and all((i + 1) // group == 9 // group for i in wrong), wrong
+    else:
+        assert wrong == [8], f"blocks computed from the corrupted entry: {wrong}"
+    ctx.check_guards()
+
+
 @with_kernels
 def test_set_iv_restarts_stream_and_tail(kernel):
     rng = random.Random(77)

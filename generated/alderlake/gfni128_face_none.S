@@ -748,6 +748,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try4_128
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_128
+.Laesgen_gfni128_face_none_xor_stream_fast8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2197,6 +2198,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try2_128
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_128
+.Laesgen_gfni128_face_none_xor_stream_fast4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2946,6 +2948,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_single128
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_128
+.Laesgen_gfni128_face_none_xor_stream_fast2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3483,6 +3486,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try4_192
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_192
+.Laesgen_gfni128_face_none_xor_stream_fast8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -5224,6 +5228,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try2_192
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_192
+.Laesgen_gfni128_face_none_xor_stream_fast4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -6121,6 +6126,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_single192
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_192
+.Laesgen_gfni128_face_none_xor_stream_fast2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -6754,6 +6760,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try4_256
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_256
+.Laesgen_gfni128_face_none_xor_stream_fast8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -8787,6 +8794,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try2_256
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_256
+.Laesgen_gfni128_face_none_xor_stream_fast4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -9832,6 +9840,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_single256
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_256
+.Laesgen_gfni128_face_none_xor_stream_fast2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0

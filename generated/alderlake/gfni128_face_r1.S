@@ -703,7 +703,6 @@ aesgen_gfni128_face_r1_set_iv:
 	.p2align	5
 aesgen_gfni128_face_r1_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni128_face_r1_xor_stream_return
 	movq	288(%rdi), %rax
@@ -755,6 +754,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill8_128
+.Laesgen_gfni128_face_r1_xor_stream_fast8_128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovd	(%r9), %xmm0
@@ -1405,7 +1405,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_fill8_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1501,21 +1507,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovd	%xmm9, (%r9)
+	vmovd	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovd	%xmm9, 4(%r9)
+	vmovd	%xmm9, 4(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovd	%xmm9, 8(%r9)
+	vmovd	%xmm9, 8(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovd	%xmm9, 12(%r9)
+	vmovd	%xmm9, 12(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovd	%xmm9, 16(%r9)
+	vmovd	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovd	%xmm9, 20(%r9)
+	vmovd	%xmm9, 20(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovd	%xmm9, 24(%r9)
+	vmovd	%xmm9, 24(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovd	%xmm9, 28(%r9)
+	vmovd	%xmm9, 28(%r10)
 	vmovdqa	32(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
@@ -2125,13 +2131,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done
+.Laesgen_gfni128_face_r1_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2161,6 +2180,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_128
+.Laesgen_gfni128_face_r1_xor_stream_fast4_128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm4
 	vmovd	(%r9), %xmm0
@@ -2495,7 +2515,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_fill4_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2547,13 +2573,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovd	%xmm5, (%r9)
+	vmovd	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovd	%xmm5, 4(%r9)
+	vmovd	%xmm5, 4(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovd	%xmm5, 8(%r9)
+	vmovd	%xmm5, 8(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovd	%xmm5, 12(%r9)
+	vmovd	%xmm5, 12(%r10)
 	vmovdqa	32(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
@@ -2863,13 +2889,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_2
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_2
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_2:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2891,6 +2930,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_128
+.Laesgen_gfni128_face_r1_xor_stream_fast2_128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm2
 	vmovd	(%r9), %xmm0
@@ -3067,7 +3107,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_fill2_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3097,9 +3143,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovd	%xmm3, (%r9)
+	vmovd	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovd	%xmm3, 4(%r9)
+	vmovd	%xmm3, 4(%r10)
 	vmovdqa	32(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
@@ -3259,13 +3305,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_3
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_3
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_3:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -3279,6 +3338,7 @@ aesgen_gfni128_face_r1_xor_stream:
 .Laesgen_gfni128_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill128
+.Laesgen_gfni128_face_r1_xor_stream_single_fast128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm1
 	vmovd	(%r9), %xmm0
@@ -3394,7 +3454,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
 .Laesgen_gfni128_face_r1_xor_stream_single_fill128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -3413,7 +3479,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovd	%xmm1, (%r9)
+	vmovd	%xmm1, (%r10)
 	vmovdqa	32(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
@@ -3498,13 +3564,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_4
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_4
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_4:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_2
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -3557,7 +3636,6 @@ aesgen_gfni128_face_r1_xor_stream:
 	vmovdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3565,18 +3643,11 @@ aesgen_gfni128_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r1_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok128
 .Laesgen_gfni128_face_r1_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_window_ok128
 .Laesgen_gfni128_face_r1_xor_stream_aes192:
@@ -3599,6 +3670,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill8_192
+.Laesgen_gfni128_face_r1_xor_stream_fast8_192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovd	(%r9), %xmm0
@@ -4395,7 +4467,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_fill8_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -4491,21 +4569,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovd	%xmm9, (%r9)
+	vmovd	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovd	%xmm9, 4(%r9)
+	vmovd	%xmm9, 4(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovd	%xmm9, 8(%r9)
+	vmovd	%xmm9, 8(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovd	%xmm9, 12(%r9)
+	vmovd	%xmm9, 12(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovd	%xmm9, 16(%r9)
+	vmovd	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovd	%xmm9, 20(%r9)
+	vmovd	%xmm9, 20(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovd	%xmm9, 24(%r9)
+	vmovd	%xmm9, 24(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovd	%xmm9, 28(%r9)
+	vmovd	%xmm9, 28(%r10)
 	vmovdqa	32(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
@@ -5261,13 +5339,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_5
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_5
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_5:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -5297,6 +5388,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_192
+.Laesgen_gfni128_face_r1_xor_stream_fast4_192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm4
 	vmovd	(%r9), %xmm0
@@ -5705,7 +5797,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_fill4_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5757,13 +5855,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovd	%xmm5, (%r9)
+	vmovd	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovd	%xmm5, 4(%r9)
+	vmovd	%xmm5, 4(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovd	%xmm5, 8(%r9)
+	vmovd	%xmm5, 8(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovd	%xmm5, 12(%r9)
+	vmovd	%xmm5, 12(%r10)
 	vmovdqa	32(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
@@ -6147,13 +6245,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_6
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_6
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_6:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -6175,6 +6286,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_192
+.Laesgen_gfni128_face_r1_xor_stream_fast2_192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm2
 	vmovd	(%r9), %xmm0
@@ -6389,7 +6501,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_fill2_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -6419,9 +6537,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovd	%xmm3, (%r9)
+	vmovd	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovd	%xmm3, 4(%r9)
+	vmovd	%xmm3, 4(%r10)
 	vmovdqa	32(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
@@ -6619,13 +6737,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_7
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_7
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_7:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -6639,6 +6770,7 @@ aesgen_gfni128_face_r1_xor_stream:
 .Laesgen_gfni128_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill192
+.Laesgen_gfni128_face_r1_xor_stream_single_fast192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm1
 	vmovd	(%r9), %xmm0
@@ -6774,7 +6906,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end192
 .Laesgen_gfni128_face_r1_xor_stream_single_fill192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -6793,7 +6931,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovd	%xmm1, (%r9)
+	vmovd	%xmm1, (%r10)
 	vmovdqa	32(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
@@ -6898,13 +7036,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_8
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_8
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_8:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_4
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -6957,7 +7108,6 @@ aesgen_gfni128_face_r1_xor_stream:
 	vmovdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -6965,18 +7115,11 @@ aesgen_gfni128_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r1_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok192
 .Laesgen_gfni128_face_r1_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_window_ok192
 .Laesgen_gfni128_face_r1_xor_stream_aes256:
@@ -6999,6 +7142,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill8_256
+.Laesgen_gfni128_face_r1_xor_stream_fast8_256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovd	(%r9), %xmm0
@@ -7941,7 +8085,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_fill8_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -8037,21 +8187,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovd	%xmm9, (%r9)
+	vmovd	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovd	%xmm9, 4(%r9)
+	vmovd	%xmm9, 4(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovd	%xmm9, 8(%r9)
+	vmovd	%xmm9, 8(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovd	%xmm9, 12(%r9)
+	vmovd	%xmm9, 12(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovd	%xmm9, 16(%r9)
+	vmovd	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovd	%xmm9, 20(%r9)
+	vmovd	%xmm9, 20(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovd	%xmm9, 24(%r9)
+	vmovd	%xmm9, 24(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovd	%xmm9, 28(%r9)
+	vmovd	%xmm9, 28(%r10)
 	vmovdqa	32(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
@@ -8953,13 +9103,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_9
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_9
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_9:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -8989,6 +9152,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_256
+.Laesgen_gfni128_face_r1_xor_stream_fast4_256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm4
 	vmovd	(%r9), %xmm0
@@ -9471,7 +9635,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_fill4_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -9523,13 +9693,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovd	%xmm5, (%r9)
+	vmovd	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovd	%xmm5, 4(%r9)
+	vmovd	%xmm5, 4(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovd	%xmm5, 8(%r9)
+	vmovd	%xmm5, 8(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovd	%xmm5, 12(%r9)
+	vmovd	%xmm5, 12(%r10)
 	vmovdqa	32(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
@@ -9987,13 +10157,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_10
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_10
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_10:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -10015,6 +10198,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_256
+.Laesgen_gfni128_face_r1_xor_stream_fast2_256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm2
 	vmovd	(%r9), %xmm0
@@ -10267,7 +10451,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_fill2_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -10297,9 +10487,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovd	%xmm3, (%r9)
+	vmovd	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovd	%xmm3, 4(%r9)
+	vmovd	%xmm3, 4(%r10)
 	vmovdqa	32(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
@@ -10535,13 +10725,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_11
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_11
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_11:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -10555,6 +10758,7 @@ aesgen_gfni128_face_r1_xor_stream:
 .Laesgen_gfni128_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill256
+.Laesgen_gfni128_face_r1_xor_stream_single_fast256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm1
 	vmovd	(%r9), %xmm0
@@ -10710,7 +10914,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end256
 .Laesgen_gfni128_face_r1_xor_stream_single_fill256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -10729,7 +10939,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovd	%xmm1, (%r9)
+	vmovd	%xmm1, (%r10)
 	vmovdqa	32(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
@@ -10854,13 +11064,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_12
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_12
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_12:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_6
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -10913,7 +11136,6 @@ aesgen_gfni128_face_r1_xor_stream:
 	vmovdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -10921,23 +11143,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r1_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok256
 .Laesgen_gfni128_face_r1_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_window_ok256
 .Laesgen_gfni128_face_r1_xor_stream_return:
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_gfni128_face_r1_xor_stream, .-aesgen_gfni128_face_r1_xor_stream
 	.section	.rodata

@@ -703,7 +703,6 @@ aesgen_gfni128_face_r2_set_iv:
 	.p2align	5
 aesgen_gfni128_face_r2_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni128_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -755,6 +754,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill8_128
+.Laesgen_gfni128_face_r2_xor_stream_fast8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm7
@@ -1325,8 +1325,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast8_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1495,21 +1502,21 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovdqa	%xmm9, (%r9)
+	vmovdqa	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovdqa	%xmm9, 16(%r9)
+	vmovdqa	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovdqa	%xmm9, 32(%r9)
+	vmovdqa	%xmm9, 32(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovdqa	%xmm9, 48(%r9)
+	vmovdqa	%xmm9, 48(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovdqa	%xmm9, 64(%r9)
+	vmovdqa	%xmm9, 64(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovdqa	%xmm9, 80(%r9)
+	vmovdqa	%xmm9, 80(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovdqa	%xmm9, 96(%r9)
+	vmovdqa	%xmm9, 96(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovdqa	%xmm9, 112(%r9)
+	vmovdqa	%xmm9, 112(%r10)
 	vmovdqa	48(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
@@ -2046,13 +2053,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done
+.Laesgen_gfni128_face_r2_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2082,6 +2102,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill4_128
+.Laesgen_gfni128_face_r2_xor_stream_fast4_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm3
@@ -2376,8 +2397,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_fill4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast4_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2466,13 +2494,13 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovdqa	%xmm5, (%r9)
+	vmovdqa	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovdqa	%xmm5, 16(%r9)
+	vmovdqa	%xmm5, 16(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovdqa	%xmm5, 32(%r9)
+	vmovdqa	%xmm5, 32(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovdqa	%xmm5, 48(%r9)
+	vmovdqa	%xmm5, 48(%r10)
 	vmovdqa	48(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
@@ -2745,13 +2773,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_2
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_2
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_2:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2773,6 +2814,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill2_128
+.Laesgen_gfni128_face_r2_xor_stream_fast2_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm1
@@ -2929,8 +2971,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_fill2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast2_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2979,9 +3028,9 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovdqa	%xmm3, (%r9)
+	vmovdqa	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovdqa	%xmm3, 16(%r9)
+	vmovdqa	%xmm3, 16(%r10)
 	vmovdqa	48(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
@@ -3122,13 +3171,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_3
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_3
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_3:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -3142,6 +3204,7 @@ aesgen_gfni128_face_r2_xor_stream:
 .Laesgen_gfni128_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill128
+.Laesgen_gfni128_face_r2_xor_stream_single_fast128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm0
@@ -3247,8 +3310,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_end128
 .Laesgen_gfni128_face_r2_xor_stream_single_fill128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_single_fast128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -3277,7 +3347,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	48(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
@@ -3352,13 +3422,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_4
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_4
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_4:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_partial_2
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -3421,7 +3504,6 @@ aesgen_gfni128_face_r2_xor_stream:
 	vmovdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3429,18 +3511,11 @@ aesgen_gfni128_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r2_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok128
 .Laesgen_gfni128_face_r2_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_window_ok128
 .Laesgen_gfni128_face_r2_xor_stream_aes192:
@@ -3463,6 +3538,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill8_192
+.Laesgen_gfni128_face_r2_xor_stream_fast8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm7
@@ -4179,8 +4255,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast8_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -4349,21 +4432,21 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovdqa	%xmm9, (%r9)
+	vmovdqa	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovdqa	%xmm9, 16(%r9)
+	vmovdqa	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovdqa	%xmm9, 32(%r9)
+	vmovdqa	%xmm9, 32(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovdqa	%xmm9, 48(%r9)
+	vmovdqa	%xmm9, 48(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovdqa	%xmm9, 64(%r9)
+	vmovdqa	%xmm9, 64(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovdqa	%xmm9, 80(%r9)
+	vmovdqa	%xmm9, 80(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovdqa	%xmm9, 96(%r9)
+	vmovdqa	%xmm9, 96(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovdqa	%xmm9, 112(%r9)
+	vmovdqa	%xmm9, 112(%r10)
 	vmovdqa	48(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
@@ -5046,13 +5129,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_5
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_5
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_5:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -5082,6 +5178,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill4_192
+.Laesgen_gfni128_face_r2_xor_stream_fast4_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm3
@@ -5450,8 +5547,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_fill4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast4_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5540,13 +5644,13 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovdqa	%xmm5, (%r9)
+	vmovdqa	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovdqa	%xmm5, 16(%r9)
+	vmovdqa	%xmm5, 16(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovdqa	%xmm5, 32(%r9)
+	vmovdqa	%xmm5, 32(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovdqa	%xmm5, 48(%r9)
+	vmovdqa	%xmm5, 48(%r10)
 	vmovdqa	48(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
@@ -5893,13 +5997,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_6
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_6
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_6:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -5921,6 +6038,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill2_192
+.Laesgen_gfni128_face_r2_xor_stream_fast2_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm1
@@ -6115,8 +6233,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_fill2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast2_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -6165,9 +6290,9 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovdqa	%xmm3, (%r9)
+	vmovdqa	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovdqa	%xmm3, 16(%r9)
+	vmovdqa	%xmm3, 16(%r10)
 	vmovdqa	48(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
@@ -6346,13 +6471,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_7
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_7
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_7:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -6366,6 +6504,7 @@ aesgen_gfni128_face_r2_xor_stream:
 .Laesgen_gfni128_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill192
+.Laesgen_gfni128_face_r2_xor_stream_single_fast192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm0
@@ -6491,8 +6630,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_end192
 .Laesgen_gfni128_face_r2_xor_stream_single_fill192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_single_fast192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -6521,7 +6667,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	48(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
@@ -6616,13 +6762,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_8
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_8
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_8:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_partial_4
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -6685,7 +6844,6 @@ aesgen_gfni128_face_r2_xor_stream:
 	vmovdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -6693,18 +6851,11 @@ aesgen_gfni128_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r2_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok192
 .Laesgen_gfni128_face_r2_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_window_ok192
 .Laesgen_gfni128_face_r2_xor_stream_aes256:
@@ -6727,6 +6878,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill8_256
+.Laesgen_gfni128_face_r2_xor_stream_fast8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm7
@@ -7589,8 +7741,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast8_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -7759,21 +7918,21 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovdqa	%xmm9, (%r9)
+	vmovdqa	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovdqa	%xmm9, 16(%r9)
+	vmovdqa	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovdqa	%xmm9, 32(%r9)
+	vmovdqa	%xmm9, 32(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovdqa	%xmm9, 48(%r9)
+	vmovdqa	%xmm9, 48(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovdqa	%xmm9, 64(%r9)
+	vmovdqa	%xmm9, 64(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovdqa	%xmm9, 80(%r9)
+	vmovdqa	%xmm9, 80(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovdqa	%xmm9, 96(%r9)
+	vmovdqa	%xmm9, 96(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovdqa	%xmm9, 112(%r9)
+	vmovdqa	%xmm9, 112(%r10)
 	vmovdqa	48(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
@@ -8602,13 +8761,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_9
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_9
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_9:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -8638,6 +8810,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill4_256
+.Laesgen_gfni128_face_r2_xor_stream_fast4_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm3
@@ -9080,8 +9253,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_fill4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast4_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -9170,13 +9350,13 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovdqa	%xmm5, (%r9)
+	vmovdqa	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovdqa	%xmm5, 16(%r9)
+	vmovdqa	%xmm5, 16(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovdqa	%xmm5, 32(%r9)
+	vmovdqa	%xmm5, 32(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovdqa	%xmm5, 48(%r9)
+	vmovdqa	%xmm5, 48(%r10)
 	vmovdqa	48(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
@@ -9597,13 +9777,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_10
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_10
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_10:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -9625,6 +9818,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill2_256
+.Laesgen_gfni128_face_r2_xor_stream_fast2_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm1
@@ -9857,8 +10051,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_fill2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast2_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -9907,9 +10108,9 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovdqa	%xmm3, (%r9)
+	vmovdqa	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovdqa	%xmm3, 16(%r9)
+	vmovdqa	%xmm3, 16(%r10)
 	vmovdqa	48(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
@@ -10126,13 +10327,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_11
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_11
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_11:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -10146,6 +10360,7 @@ aesgen_gfni128_face_r2_xor_stream:
 .Laesgen_gfni128_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill256
+.Laesgen_gfni128_face_r2_xor_stream_single_fast256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm0
@@ -10291,8 +10506,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_end256
 .Laesgen_gfni128_face_r2_xor_stream_single_fill256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_single_fast256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -10321,7 +10543,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	48(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
@@ -10436,13 +10658,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni128_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_12
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_12
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_12:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_partial_6
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -10505,7 +10740,6 @@ aesgen_gfni128_face_r2_xor_stream:
 	vmovdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -10513,23 +10747,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r2_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok256
 .Laesgen_gfni128_face_r2_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_window_ok256
 .Laesgen_gfni128_face_r2_xor_stream_return:
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_gfni128_face_r2_xor_stream, .-aesgen_gfni128_face_r2_xor_stream
 	.section	.rodata

@@ -748,6 +748,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try4_128
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_128
+.Laesgen_gfni256_face_none_xor_stream_fast8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2201,6 +2202,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try2_128
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_128
+.Laesgen_gfni256_face_none_xor_stream_fast4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2954,6 +2956,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try1_128
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_128
+.Laesgen_gfni256_face_none_xor_stream_fast2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3357,6 +3360,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_single128
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_128
+.Laesgen_gfni256_face_none_xor_stream_fast1_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3723,6 +3727,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try4_192
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_192
+.Laesgen_gfni256_face_none_xor_stream_fast8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -5468,6 +5473,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try2_192
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_192
+.Laesgen_gfni256_face_none_xor_stream_fast4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -6369,6 +6375,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try1_192
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_192
+.Laesgen_gfni256_face_none_xor_stream_fast2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -6848,6 +6855,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_single192
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_192
+.Laesgen_gfni256_face_none_xor_stream_fast1_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -7274,6 +7282,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try4_256
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_256
+.Laesgen_gfni256_face_none_xor_stream_fast8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -9311,6 +9320,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try2_256
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_256
+.Laesgen_gfni256_face_none_xor_stream_fast4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -10360,6 +10370,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try1_256
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_256
+.Laesgen_gfni256_face_none_xor_stream_fast2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -10915,6 +10926,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_single256
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_256
+.Laesgen_gfni256_face_none_xor_stream_fast1_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0

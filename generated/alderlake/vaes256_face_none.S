@@ -750,6 +750,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_128
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_128
+.Laesgen_vaes256_face_none_xor_stream_fast8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1019,6 +1020,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_128
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_128
+.Laesgen_vaes256_face_none_xor_stream_fast4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1180,6 +1182,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_128
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_128
+.Laesgen_vaes256_face_none_xor_stream_fast2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1287,6 +1290,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_single128
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_128
+.Laesgen_vaes256_face_none_xor_stream_fast1_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1431,6 +1435,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_192
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_192
+.Laesgen_vaes256_face_none_xor_stream_fast8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1736,6 +1741,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_192
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_192
+.Laesgen_vaes256_face_none_xor_stream_fast4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1917,6 +1923,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_192
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_192
+.Laesgen_vaes256_face_none_xor_stream_fast2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2036,6 +2043,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_single192
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_192
+.Laesgen_vaes256_face_none_xor_stream_fast1_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2192,6 +2200,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_256
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_256
+.Laesgen_vaes256_face_none_xor_stream_fast8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2533,6 +2542,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_256
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_256
+.Laesgen_vaes256_face_none_xor_stream_fast4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2734,6 +2744,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_256
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_256
+.Laesgen_vaes256_face_none_xor_stream_fast2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2865,6 +2876,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_single256
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_256
+.Laesgen_vaes256_face_none_xor_stream_fast1_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0

@@ -642,6 +642,7 @@ aesgen_armv8_ce_face_none_xor_stream:
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_try4_128
 	cmp	x6, #248
 	b.hi	.Laesgen_armv8_ce_face_none_xor_stream_try4_128
+.Laesgen_armv8_ce_face_none_xor_stream_fast8_128:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d20, x6
@@ -830,6 +831,7 @@ aesgen_armv8_ce_face_none_xor_stream:
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_try2_128
 	cmp	x6, #252
 	b.hi	.Laesgen_armv8_ce_face_none_xor_stream_try2_128
+.Laesgen_armv8_ce_face_none_xor_stream_fast4_128:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d20, x6
@@ -930,6 +932,7 @@ aesgen_armv8_ce_face_none_xor_stream:
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_single128
 	cmp	x6, #254
 	b.hi	.Laesgen_armv8_ce_face_none_xor_stream_single128
+.Laesgen_armv8_ce_face_none_xor_stream_fast2_128:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d20, x6
@@ -1056,6 +1059,7 @@ aesgen_armv8_ce_face_none_xor_stream:
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_try4_192
 	cmp	x6, #248
 	b.hi	.Laesgen_armv8_ce_face_none_xor_stream_try4_192
+.Laesgen_armv8_ce_face_none_xor_stream_fast8_192:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d22, x6
@@ -1276,6 +1280,7 @@ aesgen_armv8_ce_face_none_xor_stream:
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_try2_192
 	cmp	x6, #252
 	b.hi	.Laesgen_armv8_ce_face_none_xor_stream_try2_192
+.Laesgen_armv8_ce_face_none_xor_stream_fast4_192:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d22, x6
@@ -1392,6 +1397,7 @@ aesgen_armv8_ce_face_none_xor_stream:
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_single192
 	cmp	x6, #254
 	b.hi	.Laesgen_armv8_ce_face_none_xor_stream_single192
+.Laesgen_armv8_ce_face_none_xor_stream_fast2_192:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d22, x6
@@ -1531,6 +1537,7 @@ aesgen_armv8_ce_face_none_xor_stream:
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_try4_256
 	cmp	x6, #248
 	b.hi	.Laesgen_armv8_ce_face_none_xor_stream_try4_256
+.Laesgen_armv8_ce_face_none_xor_stream_fast8_256:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d24, x6
@@ -1783,6 +1790,7 @@ aesgen_armv8_ce_face_none_xor_stream:
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_try2_256
 	cmp	x6, #252
 	b.hi	.Laesgen_armv8_ce_face_none_xor_stream_try2_256
+.Laesgen_armv8_ce_face_none_xor_stream_fast4_256:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d24, x6
@@ -1915,6 +1923,7 @@ aesgen_armv8_ce_face_none_xor_stream:
 	b.lo	.Laesgen_armv8_ce_face_none_xor_stream_single256
 	cmp	x6, #254
 	b.hi	.Laesgen_armv8_ce_face_none_xor_stream_single256
+.Laesgen_armv8_ce_face_none_xor_stream_fast2_256:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d24, x6

@@ -651,6 +651,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill8_128
+.Laesgen_armv8_ce_face_r1_xor_stream_fast8_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	ldr	s20, [x6, #384]
@@ -819,12 +820,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_fill8_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_128
+	add	x7, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d20, x7
-	mov	v20.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
 	add	v21.16b, v20.16b, v19.16b
 	add	v22.16b, v21.16b, v19.16b
 	add	v23.16b, v22.16b, v19.16b
@@ -849,21 +856,21 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v27.16b, v0.16b
 	aesmc	v27.16b, v27.16b
 	eor	v29.16b, v20.16b, v28.16b
-	str	s29, [x6, #384]
+	str	s29, [x7, #384]
 	eor	v29.16b, v21.16b, v28.16b
-	str	s29, [x6, #388]
+	str	s29, [x7, #388]
 	eor	v29.16b, v22.16b, v28.16b
-	str	s29, [x6, #392]
+	str	s29, [x7, #392]
 	eor	v29.16b, v23.16b, v28.16b
-	str	s29, [x6, #396]
+	str	s29, [x7, #396]
 	eor	v29.16b, v24.16b, v28.16b
-	str	s29, [x6, #400]
+	str	s29, [x7, #400]
 	eor	v29.16b, v25.16b, v28.16b
-	str	s29, [x6, #404]
+	str	s29, [x7, #404]
 	eor	v29.16b, v26.16b, v28.16b
-	str	s29, [x6, #408]
+	str	s29, [x7, #408]
 	eor	v29.16b, v27.16b, v28.16b
-	str	s29, [x6, #412]
+	str	s29, [x7, #412]
 	aese	v20.16b, v1.16b
 	aesmc	v20.16b, v20.16b
 	aese	v21.16b, v1.16b
@@ -992,13 +999,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v26.16b, v26.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart:
+	mov	x7, #8
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done:
 	ldp	q28, q29, [x2], #32
 	aese	v20.16b, v17.16b
 	aese	v21.16b, v17.16b
@@ -1035,6 +1057,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_128
+.Laesgen_armv8_ce_face_r1_xor_stream_fast4_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q24, [x0, #352]
 	ldr	s20, [x6, #384]
@@ -1123,12 +1146,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_fill4_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_128
+	add	x7, x0, x6, lsl #2
 	ldr	q24, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d20, x7
-	mov	v20.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
 	add	v21.16b, v20.16b, v19.16b
 	add	v22.16b, v21.16b, v19.16b
 	add	v23.16b, v22.16b, v19.16b
@@ -1141,13 +1170,13 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v23.16b, v0.16b
 	aesmc	v23.16b, v23.16b
 	eor	v25.16b, v20.16b, v24.16b
-	str	s25, [x6, #384]
+	str	s25, [x7, #384]
 	eor	v25.16b, v21.16b, v24.16b
-	str	s25, [x6, #388]
+	str	s25, [x7, #388]
 	eor	v25.16b, v22.16b, v24.16b
-	str	s25, [x6, #392]
+	str	s25, [x7, #392]
 	eor	v25.16b, v23.16b, v24.16b
-	str	s25, [x6, #396]
+	str	s25, [x7, #396]
 	aese	v20.16b, v1.16b
 	aesmc	v20.16b, v20.16b
 	aese	v21.16b, v1.16b
@@ -1212,13 +1241,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_2
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_2:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_2
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_2
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_2:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_2
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_2:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_2:
+	mov	x7, #4
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2:
 	ldp	q24, q25, [x2], #32
 	aese	v20.16b, v17.16b
 	aese	v21.16b, v17.16b
@@ -1243,6 +1287,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_128
+.Laesgen_armv8_ce_face_r1_xor_stream_fast2_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q22, [x0, #352]
 	ldr	s20, [x6, #384]
@@ -1291,21 +1336,27 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_fill2_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_128
+	add	x7, x0, x6, lsl #2
 	ldr	q22, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d20, x7
-	mov	v20.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
 	add	v21.16b, v20.16b, v19.16b
 	aese	v20.16b, v0.16b
 	aesmc	v20.16b, v20.16b
 	aese	v21.16b, v0.16b
 	aesmc	v21.16b, v21.16b
 	eor	v23.16b, v20.16b, v22.16b
-	str	s23, [x6, #384]
+	str	s23, [x7, #384]
 	eor	v23.16b, v21.16b, v22.16b
-	str	s23, [x6, #388]
+	str	s23, [x7, #388]
 	aese	v20.16b, v1.16b
 	aesmc	v20.16b, v20.16b
 	aese	v21.16b, v1.16b
@@ -1338,13 +1389,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v20.16b, v20.16b
 	aese	v21.16b, v16.16b
 	aesmc	v21.16b, v21.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_3
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_3:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_3
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_3
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_3:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_3
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_3:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_3:
+	mov	x7, #2
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3:
 	ldp	q22, q23, [x2], #32
 	aese	v20.16b, v17.16b
 	aese	v21.16b, v17.16b
@@ -1359,6 +1425,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill128
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fast128:
 	add	x6, x0, x6, lsl #2
 	ldr	q21, [x0, #352]
 	ldr	s20, [x6, #384]
@@ -1409,16 +1476,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_end128
 .Laesgen_armv8_ce_face_r1_xor_stream_single_fill128:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast128
+	add	x7, x0, x6, lsl #2
 	ldr	q21, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d20, x7
-	mov	v20.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
 	aese	v20.16b, v0.16b
 	aesmc	v20.16b, v20.16b
 	eor	v21.16b, v20.16b, v21.16b
-	str	s21, [x6, #384]
+	str	s21, [x7, #384]
 	aese	v20.16b, v1.16b
 	aesmc	v20.16b, v20.16b
 	aese	v20.16b, v2.16b
@@ -1435,13 +1508,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v20.16b, v20.16b
 	aese	v20.16b, v16.16b
 	aesmc	v20.16b, v20.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_4
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_4:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_4
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_4
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_4:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_4
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_4:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_4:
+	mov	x7, #1
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4:
 	aese	v20.16b, v17.16b
 	eor	v20.16b, v20.16b, v18.16b
 	cmp	x3, #16
@@ -1488,22 +1576,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	movz	x7, #255, lsl #16
 	movk	x7, #0xff00, lsl #48
 	and	x7, x5, x7
-	and	x8, x4, #255
-	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	ldp	x8, x9, [x0, #312]
+	cmp	x6, x8
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart
-	cmp	x7, x10
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart
-	ldp	x9, x10, [x0, #328]
-	cmp	x10, #256
-	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok128
-	add	x9, x9, x10
-	and	x9, x9, #255
-	cmp	x9, x8
+	cmp	x7, x9
 	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok128
 .Laesgen_armv8_ce_face_r1_xor_stream_restart:
 	stp	x6, x7, [x0, #312]
-	stp	x8, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok128
 .Laesgen_armv8_ce_face_r1_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -1534,6 +1614,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill8_192
+.Laesgen_armv8_ce_face_r1_xor_stream_fast8_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q30, [x0, #352]
 	ldr	s22, [x6, #384]
@@ -1734,12 +1815,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_fill8_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_192
+	add	x7, x0, x6, lsl #2
 	ldr	q30, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d22, x7
-	mov	v22.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
 	add	v23.16b, v22.16b, v21.16b
 	add	v24.16b, v23.16b, v21.16b
 	add	v25.16b, v24.16b, v21.16b
@@ -1764,21 +1851,21 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v29.16b, v0.16b
 	aesmc	v29.16b, v29.16b
 	eor	v31.16b, v22.16b, v30.16b
-	str	s31, [x6, #384]
+	str	s31, [x7, #384]
 	eor	v31.16b, v23.16b, v30.16b
-	str	s31, [x6, #388]
+	str	s31, [x7, #388]
 	eor	v31.16b, v24.16b, v30.16b
-	str	s31, [x6, #392]
+	str	s31, [x7, #392]
 	eor	v31.16b, v25.16b, v30.16b
-	str	s31, [x6, #396]
+	str	s31, [x7, #396]
 	eor	v31.16b, v26.16b, v30.16b
-	str	s31, [x6, #400]
+	str	s31, [x7, #400]
 	eor	v31.16b, v27.16b, v30.16b
-	str	s31, [x6, #404]
+	str	s31, [x7, #404]
 	eor	v31.16b, v28.16b, v30.16b
-	str	s31, [x6, #408]
+	str	s31, [x7, #408]
 	eor	v31.16b, v29.16b, v30.16b
-	str	s31, [x6, #412]
+	str	s31, [x7, #412]
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v1.16b
@@ -1939,13 +2026,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v28.16b, v28.16b
 	aese	v29.16b, v18.16b
 	aesmc	v29.16b, v29.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_5
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_5:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_5
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_5
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_5:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_5
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_5
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_5:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_5
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_5:
+	mov	x7, #8
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_5:
 	ldp	q30, q31, [x2], #32
 	aese	v22.16b, v19.16b
 	aese	v23.16b, v19.16b
@@ -1982,6 +2084,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_192
+.Laesgen_armv8_ce_face_r1_xor_stream_fast4_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q26, [x0, #352]
 	ldr	s22, [x6, #384]
@@ -2086,12 +2189,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_fill4_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_192
+	add	x7, x0, x6, lsl #2
 	ldr	q26, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d22, x7
-	mov	v22.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
 	add	v23.16b, v22.16b, v21.16b
 	add	v24.16b, v23.16b, v21.16b
 	add	v25.16b, v24.16b, v21.16b
@@ -2104,13 +2213,13 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v25.16b, v0.16b
 	aesmc	v25.16b, v25.16b
 	eor	v27.16b, v22.16b, v26.16b
-	str	s27, [x6, #384]
+	str	s27, [x7, #384]
 	eor	v27.16b, v23.16b, v26.16b
-	str	s27, [x6, #388]
+	str	s27, [x7, #388]
 	eor	v27.16b, v24.16b, v26.16b
-	str	s27, [x6, #392]
+	str	s27, [x7, #392]
 	eor	v27.16b, v25.16b, v26.16b
-	str	s27, [x6, #396]
+	str	s27, [x7, #396]
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v1.16b
@@ -2191,13 +2300,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v18.16b
 	aesmc	v25.16b, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_6
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_6:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_6
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_6
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_6:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_6
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_6:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_6:
+	mov	x7, #4
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6:
 	ldp	q26, q27, [x2], #32
 	aese	v22.16b, v19.16b
 	aese	v23.16b, v19.16b
@@ -2222,6 +2346,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_192
+.Laesgen_armv8_ce_face_r1_xor_stream_fast2_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q24, [x0, #352]
 	ldr	s22, [x6, #384]
@@ -2278,21 +2403,27 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_fill2_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_192
+	add	x7, x0, x6, lsl #2
 	ldr	q24, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d22, x7
-	mov	v22.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
 	add	v23.16b, v22.16b, v21.16b
 	aese	v22.16b, v0.16b
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v0.16b
 	aesmc	v23.16b, v23.16b
 	eor	v25.16b, v22.16b, v24.16b
-	str	s25, [x6, #384]
+	str	s25, [x7, #384]
 	eor	v25.16b, v23.16b, v24.16b
-	str	s25, [x6, #388]
+	str	s25, [x7, #388]
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v1.16b
@@ -2333,13 +2464,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v18.16b
 	aesmc	v23.16b, v23.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_7
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_7:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_7
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_7
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_7:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_7
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_7:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_7:
+	mov	x7, #2
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7:
 	ldp	q24, q25, [x2], #32
 	aese	v22.16b, v19.16b
 	aese	v23.16b, v19.16b
@@ -2354,6 +2500,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill192
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fast192:
 	add	x6, x0, x6, lsl #2
 	ldr	q23, [x0, #352]
 	ldr	s22, [x6, #384]
@@ -2408,16 +2555,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_end192
 .Laesgen_armv8_ce_face_r1_xor_stream_single_fill192:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast192
+	add	x7, x0, x6, lsl #2
 	ldr	q23, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d22, x7
-	mov	v22.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
 	aese	v22.16b, v0.16b
 	aesmc	v22.16b, v22.16b
 	eor	v23.16b, v22.16b, v23.16b
-	str	s23, [x6, #384]
+	str	s23, [x7, #384]
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
 	aese	v22.16b, v2.16b
@@ -2438,13 +2591,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v22.16b, v22.16b
 	aese	v22.16b, v18.16b
 	aesmc	v22.16b, v22.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_8
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_8:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_8
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_8
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_8:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_8
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_8:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_8:
+	mov	x7, #1
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8:
 	aese	v22.16b, v19.16b
 	eor	v22.16b, v22.16b, v20.16b
 	cmp	x3, #16
@@ -2491,22 +2659,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	movz	x7, #255, lsl #16
 	movk	x7, #0xff00, lsl #48
 	and	x7, x5, x7
-	and	x8, x4, #255
-	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	ldp	x8, x9, [x0, #312]
+	cmp	x6, x8
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart_2
-	cmp	x7, x10
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart_2
-	ldp	x9, x10, [x0, #328]
-	cmp	x10, #256
-	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok192
-	add	x9, x9, x10
-	and	x9, x9, #255
-	cmp	x9, x8
+	cmp	x7, x9
 	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok192
 .Laesgen_armv8_ce_face_r1_xor_stream_restart_2:
 	stp	x6, x7, [x0, #312]
-	stp	x8, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok192
 .Laesgen_armv8_ce_face_r1_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -2538,6 +2698,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill8_256
+.Laesgen_armv8_ce_face_r1_xor_stream_fast8_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q8, [x0, #352]
 	ldr	s24, [x6, #384]
@@ -2770,12 +2931,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_fill8_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_256
+	add	x7, x0, x6, lsl #2
 	ldr	q8, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d24, x7
-	mov	v24.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
 	add	v25.16b, v24.16b, v23.16b
 	add	v26.16b, v25.16b, v23.16b
 	add	v27.16b, v26.16b, v23.16b
@@ -2800,21 +2967,21 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v31.16b, v0.16b
 	aesmc	v31.16b, v31.16b
 	eor	v9.16b, v24.16b, v8.16b
-	str	s9, [x6, #384]
+	str	s9, [x7, #384]
 	eor	v9.16b, v25.16b, v8.16b
-	str	s9, [x6, #388]
+	str	s9, [x7, #388]
 	eor	v9.16b, v26.16b, v8.16b
-	str	s9, [x6, #392]
+	str	s9, [x7, #392]
 	eor	v9.16b, v27.16b, v8.16b
-	str	s9, [x6, #396]
+	str	s9, [x7, #396]
 	eor	v9.16b, v28.16b, v8.16b
-	str	s9, [x6, #400]
+	str	s9, [x7, #400]
 	eor	v9.16b, v29.16b, v8.16b
-	str	s9, [x6, #404]
+	str	s9, [x7, #404]
 	eor	v9.16b, v30.16b, v8.16b
-	str	s9, [x6, #408]
+	str	s9, [x7, #408]
 	eor	v9.16b, v31.16b, v8.16b
-	str	s9, [x6, #412]
+	str	s9, [x7, #412]
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v1.16b
@@ -3007,13 +3174,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v30.16b, v30.16b
 	aese	v31.16b, v20.16b
 	aesmc	v31.16b, v31.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_9
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_9:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_9
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_9
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_9:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_9
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_9
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_9:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_9
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_9:
+	mov	x7, #8
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_9:
 	ldp	q8, q9, [x2], #32
 	aese	v24.16b, v21.16b
 	aese	v25.16b, v21.16b
@@ -3050,6 +3232,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_256
+.Laesgen_armv8_ce_face_r1_xor_stream_fast4_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	ldr	s24, [x6, #384]
@@ -3170,12 +3353,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_fill4_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_256
+	add	x7, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d24, x7
-	mov	v24.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
 	add	v25.16b, v24.16b, v23.16b
 	add	v26.16b, v25.16b, v23.16b
 	add	v27.16b, v26.16b, v23.16b
@@ -3188,13 +3377,13 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v27.16b, v0.16b
 	aesmc	v27.16b, v27.16b
 	eor	v29.16b, v24.16b, v28.16b
-	str	s29, [x6, #384]
+	str	s29, [x7, #384]
 	eor	v29.16b, v25.16b, v28.16b
-	str	s29, [x6, #388]
+	str	s29, [x7, #388]
 	eor	v29.16b, v26.16b, v28.16b
-	str	s29, [x6, #392]
+	str	s29, [x7, #392]
 	eor	v29.16b, v27.16b, v28.16b
-	str	s29, [x6, #396]
+	str	s29, [x7, #396]
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v1.16b
@@ -3291,13 +3480,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v26.16b, v26.16b
 	aese	v27.16b, v20.16b
 	aesmc	v27.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_10
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_10:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_10
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_10
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_10:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_10
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_10:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_10:
+	mov	x7, #4
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10:
 	ldp	q28, q29, [x2], #32
 	aese	v24.16b, v21.16b
 	aese	v25.16b, v21.16b
@@ -3322,6 +3526,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_256
+.Laesgen_armv8_ce_face_r1_xor_stream_fast2_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q26, [x0, #352]
 	ldr	s24, [x6, #384]
@@ -3386,21 +3591,27 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_fill2_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_256
+	add	x7, x0, x6, lsl #2
 	ldr	q26, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d24, x7
-	mov	v24.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
 	add	v25.16b, v24.16b, v23.16b
 	aese	v24.16b, v0.16b
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v0.16b
 	aesmc	v25.16b, v25.16b
 	eor	v27.16b, v24.16b, v26.16b
-	str	s27, [x6, #384]
+	str	s27, [x7, #384]
 	eor	v27.16b, v25.16b, v26.16b
-	str	s27, [x6, #388]
+	str	s27, [x7, #388]
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v1.16b
@@ -3449,13 +3660,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v20.16b
 	aesmc	v25.16b, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_11
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_11:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_11
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_11
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_11:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_11
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_11:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_11:
+	mov	x7, #2
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11:
 	ldp	q26, q27, [x2], #32
 	aese	v24.16b, v21.16b
 	aese	v25.16b, v21.16b
@@ -3470,6 +3696,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill256
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fast256:
 	add	x6, x0, x6, lsl #2
 	ldr	q25, [x0, #352]
 	ldr	s24, [x6, #384]
@@ -3528,16 +3755,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_end256
 .Laesgen_armv8_ce_face_r1_xor_stream_single_fill256:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast256
+	add	x7, x0, x6, lsl #2
 	ldr	q25, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d24, x7
-	mov	v24.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
 	aese	v24.16b, v0.16b
 	aesmc	v24.16b, v24.16b
 	eor	v25.16b, v24.16b, v25.16b
-	str	s25, [x6, #384]
+	str	s25, [x7, #384]
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
 	aese	v24.16b, v2.16b
@@ -3562,13 +3795,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v24.16b, v24.16b
 	aese	v24.16b, v20.16b
 	aesmc	v24.16b, v24.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_12
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_12:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_12
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_12
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_12:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_12
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_12:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_12:
+	mov	x7, #1
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12:
 	aese	v24.16b, v21.16b
 	eor	v24.16b, v24.16b, v22.16b
 	cmp	x3, #16
@@ -3615,22 +3863,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	movz	x7, #255, lsl #16
 	movk	x7, #0xff00, lsl #48
 	and	x7, x5, x7
-	and	x8, x4, #255
-	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	ldp	x8, x9, [x0, #312]
+	cmp	x6, x8
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart_3
-	cmp	x7, x10
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart_3
-	ldp	x9, x10, [x0, #328]
-	cmp	x10, #256
-	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok256
-	add	x9, x9, x10
-	and	x9, x9, #255
-	cmp	x9, x8
+	cmp	x7, x9
 	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok256
 .Laesgen_armv8_ce_face_r1_xor_stream_restart_3:
 	stp	x6, x7, [x0, #312]
-	stp	x8, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok256
 .Laesgen_armv8_ce_face_r1_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

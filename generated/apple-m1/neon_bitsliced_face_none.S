@@ -5657,6 +5657,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_128
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_128
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast8_128:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -6203,6 +6204,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_128
 	cmp	x6, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_128
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast4_128:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -6733,6 +6735,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single128
 	cmp	x6, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single128
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast2_128:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -7803,6 +7806,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_192
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_192
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast8_192:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -8340,6 +8344,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_192
 	cmp	x6, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_192
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast4_192:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -8865,6 +8870,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single192
 	cmp	x6, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single192
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast2_192:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -9930,6 +9936,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_256
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_256
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast8_256:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -10476,6 +10483,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_256
 	cmp	x6, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_256
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast4_256:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -11006,6 +11014,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single256
 	cmp	x6, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single256
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast2_256:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6

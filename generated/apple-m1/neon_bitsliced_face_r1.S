@@ -5662,6 +5662,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -6200,12 +6201,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_128
+	add	x8, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -6474,21 +6481,21 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	s18, [x6, #384]
+	str	s18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	s18, [x6, #388]
+	str	s18, [x8, #388]
 	eor	v18.16b, v3.16b, v17.16b
-	str	s18, [x6, #392]
+	str	s18, [x8, #392]
 	eor	v18.16b, v4.16b, v17.16b
-	str	s18, [x6, #396]
+	str	s18, [x8, #396]
 	eor	v18.16b, v5.16b, v17.16b
-	str	s18, [x6, #400]
+	str	s18, [x8, #400]
 	eor	v18.16b, v6.16b, v17.16b
-	str	s18, [x6, #404]
+	str	s18, [x8, #404]
 	eor	v18.16b, v7.16b, v17.16b
-	str	s18, [x6, #408]
+	str	s18, [x8, #408]
 	eor	v18.16b, v16.16b, v17.16b
-	str	s18, [x6, #412]
+	str	s18, [x8, #412]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -6680,10 +6687,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_2:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -6754,22 +6761,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -6795,7 +6802,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -6820,7 +6827,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_2
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -6988,13 +6995,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -7023,6 +7045,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -7545,12 +7568,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128
+	add	x8, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -7811,13 +7840,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	s6, [x6, #384]
+	str	s6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	s6, [x6, #388]
+	str	s6, [x8, #388]
 	eor	v6.16b, v3.16b, v5.16b
-	str	s6, [x6, #392]
+	str	s6, [x8, #392]
 	eor	v6.16b, v4.16b, v5.16b
-	str	s6, [x6, #396]
+	str	s6, [x8, #396]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -8013,10 +8042,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -8087,22 +8116,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -8128,7 +8157,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -8153,7 +8182,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -8317,13 +8346,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_2
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_2:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -8344,6 +8388,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -8858,12 +8903,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128
+	add	x8, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #560]
@@ -9120,9 +9171,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	s4, [x6, #384]
+	str	s4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	s4, [x6, #388]
+	str	s4, [x8, #388]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -9320,10 +9371,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_6:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -9394,22 +9445,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -9435,7 +9486,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -9460,7 +9511,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_6
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -9622,13 +9673,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_3
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_3:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_3
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_3
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_3:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_3
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_3:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_3:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -9641,6 +9707,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast128:
 	add	x6, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -10172,12 +10239,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill128:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast128
+	add	x8, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #560]
 	movi	v3.2d, #0x0000000000000000
@@ -10432,7 +10505,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	s2, [x6, #384]
+	str	s2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -10631,10 +10704,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -10705,22 +10778,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -10746,7 +10819,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -10771,7 +10844,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -10932,13 +11005,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_4
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_4:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_4
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_4:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_2
 	ldr	q2, [x2], #16
@@ -11234,22 +11322,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -11275,6 +11355,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -11813,12 +11894,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_192
+	add	x8, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -12087,21 +12174,21 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	s18, [x6, #384]
+	str	s18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	s18, [x6, #388]
+	str	s18, [x8, #388]
 	eor	v18.16b, v3.16b, v17.16b
-	str	s18, [x6, #392]
+	str	s18, [x8, #392]
 	eor	v18.16b, v4.16b, v17.16b
-	str	s18, [x6, #396]
+	str	s18, [x8, #396]
 	eor	v18.16b, v5.16b, v17.16b
-	str	s18, [x6, #400]
+	str	s18, [x8, #400]
 	eor	v18.16b, v6.16b, v17.16b
-	str	s18, [x6, #404]
+	str	s18, [x8, #404]
 	eor	v18.16b, v7.16b, v17.16b
-	str	s18, [x6, #408]
+	str	s18, [x8, #408]
 	eor	v18.16b, v16.16b, v17.16b
-	str	s18, [x6, #412]
+	str	s18, [x8, #412]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -12293,10 +12380,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -12367,22 +12454,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -12408,7 +12495,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -12433,7 +12520,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -12601,13 +12688,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_5
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_5:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_5
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_5
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_5:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_5
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_5:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_5:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -12636,6 +12738,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -13158,12 +13261,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192
+	add	x8, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -13424,13 +13533,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	s6, [x6, #384]
+	str	s6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	s6, [x6, #388]
+	str	s6, [x8, #388]
 	eor	v6.16b, v3.16b, v5.16b
-	str	s6, [x6, #392]
+	str	s6, [x8, #392]
 	eor	v6.16b, v4.16b, v5.16b
-	str	s6, [x6, #396]
+	str	s6, [x8, #396]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -13626,10 +13735,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -13700,22 +13809,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -13741,7 +13850,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -13766,7 +13875,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -13930,13 +14039,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_6
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_6:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_6
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_6:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -13957,6 +14081,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -14471,12 +14596,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192
+	add	x8, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #560]
@@ -14733,9 +14864,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	s4, [x6, #384]
+	str	s4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	s4, [x6, #388]
+	str	s4, [x8, #388]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -14933,10 +15064,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -15007,22 +15138,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -15048,7 +15179,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -15073,7 +15204,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -15235,13 +15366,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_7
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_7:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_7
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_7
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_7:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_7
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_7:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_7:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -15254,6 +15400,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast192:
 	add	x6, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -15785,12 +15932,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill192:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast192
+	add	x8, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #560]
 	movi	v3.2d, #0x0000000000000000
@@ -16045,7 +16198,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	s2, [x6, #384]
+	str	s2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -16244,10 +16397,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -16318,22 +16471,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -16359,7 +16512,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -16384,7 +16537,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -16545,13 +16698,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_8
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_8:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_8
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_8:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_4
 	ldr	q2, [x2], #16
@@ -16847,22 +17015,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_2
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_2
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart_2:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -16888,6 +17048,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -17426,12 +17587,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_256
+	add	x8, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -17700,21 +17867,21 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	s18, [x6, #384]
+	str	s18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	s18, [x6, #388]
+	str	s18, [x8, #388]
 	eor	v18.16b, v3.16b, v17.16b
-	str	s18, [x6, #392]
+	str	s18, [x8, #392]
 	eor	v18.16b, v4.16b, v17.16b
-	str	s18, [x6, #396]
+	str	s18, [x8, #396]
 	eor	v18.16b, v5.16b, v17.16b
-	str	s18, [x6, #400]
+	str	s18, [x8, #400]
 	eor	v18.16b, v6.16b, v17.16b
-	str	s18, [x6, #404]
+	str	s18, [x8, #404]
 	eor	v18.16b, v7.16b, v17.16b
-	str	s18, [x6, #408]
+	str	s18, [x8, #408]
 	eor	v18.16b, v16.16b, v17.16b
-	str	s18, [x6, #412]
+	str	s18, [x8, #412]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -17906,10 +18073,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_18:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -17980,22 +18147,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -18021,7 +18188,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -18046,7 +18213,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_18
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -18214,13 +18381,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_9
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_9:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_9
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_9
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_9:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_9
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_9:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_9:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -18249,6 +18431,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -18771,12 +18954,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256
+	add	x8, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -19037,13 +19226,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	s6, [x6, #384]
+	str	s6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	s6, [x6, #388]
+	str	s6, [x8, #388]
 	eor	v6.16b, v3.16b, v5.16b
-	str	s6, [x6, #392]
+	str	s6, [x8, #392]
 	eor	v6.16b, v4.16b, v5.16b
-	str	s6, [x6, #396]
+	str	s6, [x8, #396]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -19239,10 +19428,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -19313,22 +19502,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -19354,7 +19543,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -19379,7 +19568,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -19543,13 +19732,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_10
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_10:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_10
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_10:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -19570,6 +19774,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -20084,12 +20289,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256
+	add	x8, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #560]
@@ -20346,9 +20557,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	s4, [x6, #384]
+	str	s4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	s4, [x6, #388]
+	str	s4, [x8, #388]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -20546,10 +20757,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -20620,22 +20831,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -20661,7 +20872,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -20686,7 +20897,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -20848,13 +21059,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_11
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_11:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_11
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_11
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_11:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_11
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_11:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_11:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -20867,6 +21093,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast256:
 	add	x6, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -21398,12 +21625,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill256:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast256
+	add	x8, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #560]
 	movi	v3.2d, #0x0000000000000000
@@ -21658,7 +21891,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	s2, [x6, #384]
+	str	s2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -21857,10 +22090,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v18.16b, v28.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -21931,22 +22164,22 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -21972,7 +22205,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -21997,7 +22230,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -22158,13 +22391,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_12
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_12:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_12
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_12:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_6
 	ldr	q2, [x2], #16
@@ -22460,22 +22708,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_3
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_3
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart_3:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

@@ -5662,6 +5662,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_128:
 	add	x6, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -6047,12 +6048,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_128:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_128
+	add	x8, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -6129,10 +6136,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_2:
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v19.16b, v16.16b, v2.16b
@@ -6203,22 +6210,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v7.16b, v7.16b, v24.16b
 	eor	v21.16b, v6.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v6.16b, v26.16b, v1.16b
-	ldp	q6, q26, [x8], #32
+	ldp	q6, q26, [x9], #32
 	eor	v7.16b, v7.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v7.16b, v24.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v27.16b, v27.16b, v7.16b
 	eor3	v16.16b, v16.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v3.16b, v23.16b, v4.16b, v3.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v5.16b, v5.16b, v4.16b, v25.16b
@@ -6244,7 +6251,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x8], #32
+	ldp	q4, q10, [x9], #32
 	tbl	v11.16b, {v16.16b}, v28.16b
 	tbl	v12.16b, {v7.16b}, v28.16b
 	eor3	v16.16b, v20.16b, v26.16b, v16.16b
@@ -6269,7 +6276,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_2
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -6323,21 +6330,21 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	q18, [x6, #384]
+	str	q18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	q18, [x6, #400]
+	str	q18, [x8, #400]
 	eor	v18.16b, v3.16b, v17.16b
-	str	q18, [x6, #416]
+	str	q18, [x8, #416]
 	eor	v18.16b, v4.16b, v17.16b
-	str	q18, [x6, #432]
+	str	q18, [x8, #432]
 	eor	v18.16b, v5.16b, v17.16b
-	str	q18, [x6, #448]
+	str	q18, [x8, #448]
 	eor	v18.16b, v6.16b, v17.16b
-	str	q18, [x6, #464]
+	str	q18, [x8, #464]
 	eor	v18.16b, v7.16b, v17.16b
-	str	q18, [x6, #480]
+	str	q18, [x8, #480]
 	eor	v18.16b, v16.16b, v17.16b
-	str	q18, [x6, #496]
+	str	q18, [x8, #496]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -6389,10 +6396,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_3:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -6463,22 +6470,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -6504,7 +6511,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -6529,7 +6536,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_3
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -6688,13 +6695,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -6723,6 +6745,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128:
 	add	x6, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -7098,12 +7121,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_128:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128
+	add	x8, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -7172,10 +7201,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5:
 	eor	v18.16b, v6.16b, v3.16b
 	eor	v19.16b, v17.16b, v2.16b
@@ -7246,22 +7275,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x8], #32
+	ldp	q7, q26, [x9], #32
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v16.16b, v24.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v27.16b, v27.16b, v16.16b
 	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v3.16b, v23.16b, v4.16b, v3.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v6.16b, v6.16b, v4.16b, v25.16b
@@ -7287,7 +7316,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x8], #32
+	ldp	q4, q10, [x9], #32
 	tbl	v11.16b, {v17.16b}, v28.16b
 	tbl	v12.16b, {v16.16b}, v28.16b
 	eor3	v17.16b, v20.16b, v26.16b, v17.16b
@@ -7312,7 +7341,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v25.16b, v24.16b
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -7366,13 +7395,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	q6, [x6, #384]
+	str	q6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	q6, [x6, #400]
+	str	q6, [x8, #400]
 	eor	v6.16b, v3.16b, v5.16b
-	str	q6, [x6, #416]
+	str	q6, [x8, #416]
 	eor	v6.16b, v4.16b, v5.16b
-	str	q6, [x6, #432]
+	str	q6, [x8, #432]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -7428,10 +7457,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -7502,22 +7531,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -7543,7 +7572,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -7568,7 +7597,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -7727,13 +7756,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_2
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_2:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_2
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_2
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_2:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_2
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_2:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_2:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -7754,6 +7798,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128:
 	add	x6, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -8124,12 +8169,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128
+	add	x8, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #544]
@@ -8194,10 +8245,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v2.16b
@@ -8268,22 +8319,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x8], #32
+	ldp	q7, q26, [x9], #32
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v16.16b, v24.16b
 	eor	v5.16b, v5.16b, v18.16b
 	eor	v27.16b, v27.16b, v16.16b
 	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v4.16b, v23.16b, v5.16b, v4.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v6.16b, v6.16b, v5.16b, v25.16b
@@ -8309,7 +8360,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x8], #32
+	ldp	q5, q10, [x9], #32
 	tbl	v11.16b, {v17.16b}, v28.16b
 	tbl	v12.16b, {v16.16b}, v28.16b
 	eor3	v17.16b, v20.16b, v26.16b, v17.16b
@@ -8334,7 +8385,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v25.16b, v24.16b
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -8388,9 +8439,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	q4, [x6, #384]
+	str	q4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	q4, [x6, #400]
+	str	q4, [x8, #400]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -8448,10 +8499,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -8522,22 +8573,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -8563,7 +8614,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -8588,7 +8639,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -8747,13 +8798,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_3
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_3:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -8766,6 +8832,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128:
 	add	x6, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
 	ldr	q1, [x6, #384]
@@ -9155,12 +9222,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128
+	add	x8, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #544]
 	movi	v3.2d, #0x0000000000000000
@@ -9223,10 +9296,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v3.16b
@@ -9297,22 +9370,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v3.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v3.16b, v22.16b, v3.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x8], #32
+	ldp	q7, q26, [x9], #32
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v16.16b, v24.16b
 	eor	v5.16b, v5.16b, v18.16b
 	eor	v27.16b, v27.16b, v16.16b
 	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v4.16b, v23.16b, v5.16b, v4.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v6.16b, v6.16b, v5.16b, v25.16b
@@ -9338,7 +9411,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v3.16b, v3.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x8], #32
+	ldp	q5, q10, [x9], #32
 	tbl	v11.16b, {v17.16b}, v28.16b
 	tbl	v12.16b, {v16.16b}, v28.16b
 	eor3	v17.16b, v20.16b, v26.16b, v17.16b
@@ -9363,7 +9436,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v25.16b, v24.16b
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -9417,7 +9490,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	q2, [x6, #384]
+	str	q2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -9476,10 +9549,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -9550,22 +9623,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -9591,7 +9664,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -9616,7 +9689,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -9775,13 +9848,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_4
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_4:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_4
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_4:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2
 	ldr	q2, [x2], #16
@@ -10079,22 +10167,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -10120,6 +10200,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192:
 	add	x6, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -10514,12 +10595,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192
+	add	x8, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -10596,10 +10683,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15:
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v19.16b, v16.16b, v2.16b
@@ -10670,22 +10757,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v7.16b, v7.16b, v24.16b
 	eor	v21.16b, v6.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v6.16b, v26.16b, v1.16b
-	ldp	q6, q26, [x8], #32
+	ldp	q6, q26, [x9], #32
 	eor	v7.16b, v7.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v7.16b, v24.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v27.16b, v27.16b, v7.16b
 	eor3	v16.16b, v16.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v3.16b, v23.16b, v4.16b, v3.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v5.16b, v5.16b, v4.16b, v25.16b
@@ -10711,7 +10798,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x8], #32
+	ldp	q4, q10, [x9], #32
 	tbl	v11.16b, {v16.16b}, v28.16b
 	tbl	v12.16b, {v7.16b}, v28.16b
 	eor3	v16.16b, v20.16b, v26.16b, v16.16b
@@ -10736,7 +10823,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -10790,21 +10877,21 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	q18, [x6, #384]
+	str	q18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	q18, [x6, #400]
+	str	q18, [x8, #400]
 	eor	v18.16b, v3.16b, v17.16b
-	str	q18, [x6, #416]
+	str	q18, [x8, #416]
 	eor	v18.16b, v4.16b, v17.16b
-	str	q18, [x6, #432]
+	str	q18, [x8, #432]
 	eor	v18.16b, v5.16b, v17.16b
-	str	q18, [x6, #448]
+	str	q18, [x8, #448]
 	eor	v18.16b, v6.16b, v17.16b
-	str	q18, [x6, #464]
+	str	q18, [x8, #464]
 	eor	v18.16b, v7.16b, v17.16b
-	str	q18, [x6, #480]
+	str	q18, [x8, #480]
 	eor	v18.16b, v16.16b, v17.16b
-	str	q18, [x6, #496]
+	str	q18, [x8, #496]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -10856,10 +10943,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -10930,22 +11017,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -10971,7 +11058,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -10996,7 +11083,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -11164,13 +11251,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_5
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_5:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -11199,6 +11301,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192:
 	add	x6, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -11579,12 +11682,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192
+	add	x8, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -11653,10 +11762,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18:
 	eor	v18.16b, v6.16b, v3.16b
 	eor	v19.16b, v17.16b, v2.16b
@@ -11727,22 +11836,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x8], #32
+	ldp	q7, q26, [x9], #32
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v16.16b, v24.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v27.16b, v27.16b, v16.16b
 	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v3.16b, v23.16b, v4.16b, v3.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v6.16b, v6.16b, v4.16b, v25.16b
@@ -11768,7 +11877,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x8], #32
+	ldp	q4, q10, [x9], #32
 	tbl	v11.16b, {v17.16b}, v28.16b
 	tbl	v12.16b, {v16.16b}, v28.16b
 	eor3	v17.16b, v20.16b, v26.16b, v17.16b
@@ -11793,7 +11902,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v25.16b, v24.16b
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -11847,13 +11956,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	q6, [x6, #384]
+	str	q6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	q6, [x6, #400]
+	str	q6, [x8, #400]
 	eor	v6.16b, v3.16b, v5.16b
-	str	q6, [x6, #416]
+	str	q6, [x8, #416]
 	eor	v6.16b, v4.16b, v5.16b
-	str	q6, [x6, #432]
+	str	q6, [x8, #432]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -11909,10 +12018,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -11983,22 +12092,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -12024,7 +12133,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -12049,7 +12158,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -12213,13 +12322,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_6
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_6:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -12240,6 +12364,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192:
 	add	x6, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -12613,12 +12738,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192
+	add	x8, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #544]
@@ -12683,10 +12814,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_21:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v2.16b
@@ -12757,22 +12888,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x8], #32
+	ldp	q7, q26, [x9], #32
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v16.16b, v24.16b
 	eor	v5.16b, v5.16b, v18.16b
 	eor	v27.16b, v27.16b, v16.16b
 	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v4.16b, v23.16b, v5.16b, v4.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v6.16b, v6.16b, v5.16b, v25.16b
@@ -12798,7 +12929,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x8], #32
+	ldp	q5, q10, [x9], #32
 	tbl	v11.16b, {v17.16b}, v28.16b
 	tbl	v12.16b, {v16.16b}, v28.16b
 	eor3	v17.16b, v20.16b, v26.16b, v17.16b
@@ -12823,7 +12954,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v25.16b, v24.16b
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_21
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -12877,9 +13008,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	q4, [x6, #384]
+	str	q4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	q4, [x6, #400]
+	str	q4, [x8, #400]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -12937,10 +13068,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_22:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -13011,22 +13142,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -13052,7 +13183,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -13077,7 +13208,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_22
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -13239,13 +13370,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_7
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_7:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -13258,6 +13404,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192:
 	add	x6, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
 	ldr	q1, [x6, #384]
@@ -13649,12 +13796,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192
+	add	x8, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #544]
 	movi	v3.2d, #0x0000000000000000
@@ -13717,10 +13870,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_24:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v3.16b
@@ -13791,22 +13944,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v3.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v3.16b, v22.16b, v3.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x8], #32
+	ldp	q7, q26, [x9], #32
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v16.16b, v24.16b
 	eor	v5.16b, v5.16b, v18.16b
 	eor	v27.16b, v27.16b, v16.16b
 	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v4.16b, v23.16b, v5.16b, v4.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v6.16b, v6.16b, v5.16b, v25.16b
@@ -13832,7 +13985,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v3.16b, v3.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x8], #32
+	ldp	q5, q10, [x9], #32
 	tbl	v11.16b, {v17.16b}, v28.16b
 	tbl	v12.16b, {v16.16b}, v28.16b
 	eor3	v17.16b, v20.16b, v26.16b, v17.16b
@@ -13857,7 +14010,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v25.16b, v24.16b
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_24
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -13911,7 +14064,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	q2, [x6, #384]
+	str	q2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -13970,10 +14123,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -14044,22 +14197,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -14085,7 +14238,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -14110,7 +14263,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -14271,13 +14424,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_8
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_8:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_4
 	ldr	q2, [x2], #16
@@ -14575,22 +14743,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -14616,6 +14776,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256:
 	add	x6, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -15001,12 +15162,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256
+	add	x8, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -15083,10 +15250,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28:
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v19.16b, v16.16b, v2.16b
@@ -15157,22 +15324,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v7.16b, v7.16b, v24.16b
 	eor	v21.16b, v6.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v6.16b, v26.16b, v1.16b
-	ldp	q6, q26, [x8], #32
+	ldp	q6, q26, [x9], #32
 	eor	v7.16b, v7.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v7.16b, v24.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v27.16b, v27.16b, v7.16b
 	eor3	v16.16b, v16.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v3.16b, v23.16b, v4.16b, v3.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v5.16b, v5.16b, v4.16b, v25.16b
@@ -15198,7 +15365,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x8], #32
+	ldp	q4, q10, [x9], #32
 	tbl	v11.16b, {v16.16b}, v28.16b
 	tbl	v12.16b, {v7.16b}, v28.16b
 	eor3	v16.16b, v20.16b, v26.16b, v16.16b
@@ -15223,7 +15390,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v25.16b, v24.16b
 	eor	v7.16b, v27.16b, v26.16b
 	eor	v16.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -15277,21 +15444,21 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	q18, [x6, #384]
+	str	q18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	q18, [x6, #400]
+	str	q18, [x8, #400]
 	eor	v18.16b, v3.16b, v17.16b
-	str	q18, [x6, #416]
+	str	q18, [x8, #416]
 	eor	v18.16b, v4.16b, v17.16b
-	str	q18, [x6, #432]
+	str	q18, [x8, #432]
 	eor	v18.16b, v5.16b, v17.16b
-	str	q18, [x6, #448]
+	str	q18, [x8, #448]
 	eor	v18.16b, v6.16b, v17.16b
-	str	q18, [x6, #464]
+	str	q18, [x8, #464]
 	eor	v18.16b, v7.16b, v17.16b
-	str	q18, [x6, #480]
+	str	q18, [x8, #480]
 	eor	v18.16b, v16.16b, v17.16b
-	str	q18, [x6, #496]
+	str	q18, [x8, #496]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -15343,10 +15510,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -15417,22 +15584,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -15458,7 +15625,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -15483,7 +15650,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -15642,13 +15809,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_9
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_9:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -15677,6 +15859,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256:
 	add	x6, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -16052,12 +16235,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256
+	add	x8, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -16126,10 +16315,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31:
 	eor	v18.16b, v6.16b, v3.16b
 	eor	v19.16b, v17.16b, v2.16b
@@ -16200,22 +16389,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x8], #32
+	ldp	q7, q26, [x9], #32
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v16.16b, v24.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v27.16b, v27.16b, v16.16b
 	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v3.16b, v23.16b, v4.16b, v3.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v6.16b, v6.16b, v4.16b, v25.16b
@@ -16241,7 +16430,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x8], #32
+	ldp	q4, q10, [x9], #32
 	tbl	v11.16b, {v17.16b}, v28.16b
 	tbl	v12.16b, {v16.16b}, v28.16b
 	eor3	v17.16b, v20.16b, v26.16b, v17.16b
@@ -16266,7 +16455,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v25.16b, v24.16b
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -16320,13 +16509,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	q6, [x6, #384]
+	str	q6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	q6, [x6, #400]
+	str	q6, [x8, #400]
 	eor	v6.16b, v3.16b, v5.16b
-	str	q6, [x6, #416]
+	str	q6, [x8, #416]
 	eor	v6.16b, v4.16b, v5.16b
-	str	q6, [x6, #432]
+	str	q6, [x8, #432]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -16382,10 +16571,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -16456,22 +16645,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -16497,7 +16686,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -16522,7 +16711,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -16681,13 +16870,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_10
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_10:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -16708,6 +16912,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256:
 	add	x6, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -17078,12 +17283,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256
+	add	x8, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #544]
@@ -17148,10 +17359,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v2.16b
@@ -17222,22 +17433,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v2.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x8], #32
+	ldp	q7, q26, [x9], #32
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v16.16b, v24.16b
 	eor	v5.16b, v5.16b, v18.16b
 	eor	v27.16b, v27.16b, v16.16b
 	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v4.16b, v23.16b, v5.16b, v4.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v6.16b, v6.16b, v5.16b, v25.16b
@@ -17263,7 +17474,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x8], #32
+	ldp	q5, q10, [x9], #32
 	tbl	v11.16b, {v17.16b}, v28.16b
 	tbl	v12.16b, {v16.16b}, v28.16b
 	eor3	v17.16b, v20.16b, v26.16b, v17.16b
@@ -17288,7 +17499,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v25.16b, v24.16b
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -17342,9 +17553,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	q4, [x6, #384]
+	str	q4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	q4, [x6, #400]
+	str	q4, [x8, #400]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -17402,10 +17613,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -17476,22 +17687,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -17517,7 +17728,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -17542,7 +17753,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -17701,13 +17912,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_11
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_11:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -17720,6 +17946,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256:
 	add	x6, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
 	ldr	q1, [x6, #384]
@@ -18109,12 +18336,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256
+	add	x8, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #544]
 	movi	v3.2d, #0x0000000000000000
@@ -18177,10 +18410,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v3.16b
@@ -18251,22 +18484,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v29.16b, v29.16b, v3.16b
 	and	v19.16b, v19.16b, v28.16b
 	and	v3.16b, v22.16b, v3.16b
-	ldp	q22, q28, [x9], #32
+	ldp	q22, q28, [x10], #32
 	and	v16.16b, v16.16b, v24.16b
 	eor	v21.16b, v7.16b, v21.16b
 	and	v18.16b, v18.16b, v24.16b
 	eor3	v24.16b, v29.16b, v19.16b, v1.16b
 	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x8], #32
+	ldp	q7, q26, [x9], #32
 	eor	v16.16b, v16.16b, v21.16b
 	eor	v18.16b, v20.16b, v18.16b
 	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x8], #32
+	ldp	q21, q29, [x9], #32
 	eor3	v25.16b, v25.16b, v16.16b, v24.16b
 	eor	v5.16b, v5.16b, v18.16b
 	eor	v27.16b, v27.16b, v16.16b
 	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x8], #32
+	ldp	q18, q30, [x9], #32
 	eor3	v4.16b, v23.16b, v5.16b, v4.16b
 	eor3	v20.16b, v20.16b, v27.16b, v25.16b
 	eor3	v6.16b, v6.16b, v5.16b, v25.16b
@@ -18292,7 +18525,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v3.16b, v3.16b, v27.16b
 	eor	v19.16b, v19.16b, v8.16b
 	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x8], #32
+	ldp	q5, q10, [x9], #32
 	tbl	v11.16b, {v17.16b}, v28.16b
 	tbl	v12.16b, {v16.16b}, v28.16b
 	eor3	v17.16b, v20.16b, v26.16b, v17.16b
@@ -18317,7 +18550,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v25.16b, v24.16b
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -18371,7 +18604,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	q2, [x6, #384]
+	str	q2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -18430,10 +18663,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -18504,22 +18737,22 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v28.16b, v28.16b, v2.16b
 	and	v18.16b, v18.16b, v27.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
+	ldp	q21, q27, [x9], #32
 	and	v7.16b, v7.16b, v23.16b
 	eor	v20.16b, v6.16b, v20.16b
 	and	v17.16b, v17.16b, v23.16b
 	eor3	v23.16b, v28.16b, v18.16b, v1.16b
 	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x6], #32
+	ldp	q6, q25, [x8], #32
 	eor	v7.16b, v7.16b, v20.16b
 	eor	v17.16b, v19.16b, v17.16b
 	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x6], #32
+	ldp	q20, q28, [x8], #32
 	eor3	v24.16b, v24.16b, v7.16b, v23.16b
 	eor	v4.16b, v4.16b, v17.16b
 	eor	v26.16b, v26.16b, v7.16b
 	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x6], #32
+	ldp	q17, q29, [x8], #32
 	eor3	v3.16b, v22.16b, v4.16b, v3.16b
 	eor3	v19.16b, v19.16b, v26.16b, v24.16b
 	eor3	v5.16b, v5.16b, v4.16b, v24.16b
@@ -18545,7 +18778,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v2.16b, v2.16b, v26.16b
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x6], #32
+	ldp	q4, q9, [x8], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -18570,7 +18803,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -18729,13 +18962,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_12
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_12:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_12
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_12:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_6
 	ldr	q2, [x2], #16
@@ -19033,22 +19281,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_3
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_3
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart_3:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

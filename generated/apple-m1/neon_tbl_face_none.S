@@ -1214,6 +1214,7 @@ aesgen_neon_tbl_face_none_xor_stream:
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_try2_128
 	cmp	x6, #252
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_try2_128
+.Laesgen_neon_tbl_face_none_xor_stream_fast4_128:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d27, x6
@@ -1848,6 +1849,7 @@ aesgen_neon_tbl_face_none_xor_stream:
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_single128
 	cmp	x6, #254
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_single128
+.Laesgen_neon_tbl_face_none_xor_stream_fast2_128:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d27, x6
@@ -3095,6 +3097,7 @@ aesgen_neon_tbl_face_none_xor_stream:
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_try2_192
 	cmp	x6, #252
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_try2_192
+.Laesgen_neon_tbl_face_none_xor_stream_fast4_192:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d27, x6
@@ -3849,6 +3852,7 @@ aesgen_neon_tbl_face_none_xor_stream:
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_single192
 	cmp	x6, #254
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_single192
+.Laesgen_neon_tbl_face_none_xor_stream_fast2_192:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d27, x6
@@ -5336,6 +5340,7 @@ aesgen_neon_tbl_face_none_xor_stream:
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_try2_256
 	cmp	x6, #252
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_try2_256
+.Laesgen_neon_tbl_face_none_xor_stream_fast4_256:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d27, x6
@@ -6210,6 +6215,7 @@ aesgen_neon_tbl_face_none_xor_stream:
 	b.lo	.Laesgen_neon_tbl_face_none_xor_stream_single256
 	cmp	x6, #254
 	b.hi	.Laesgen_neon_tbl_face_none_xor_stream_single256
+.Laesgen_neon_tbl_face_none_xor_stream_fast2_256:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d27, x6

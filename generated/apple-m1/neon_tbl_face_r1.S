@@ -1224,6 +1224,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill4_128
+.Laesgen_neon_tbl_face_r1_xor_stream_fast4_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q31, [x0, #352]
 	ldr	s27, [x6, #384]
@@ -1791,12 +1792,18 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
 .Laesgen_neon_tbl_face_r1_xor_stream_fill4_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast4_128
+	add	x8, x0, x6, lsl #2
 	ldr	q31, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d27, x8
-	mov	v27.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
 	add	v30.16b, v29.16b, v26.16b
@@ -1883,13 +1890,13 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v29.8h, v29.8h, v12.8h
 	trn2	v30.8h, v30.8h, v13.8h
 	eor	v27.16b, v27.16b, v31.16b
-	str	s27, [x6, #384]
+	str	s27, [x8, #384]
 	eor	v27.16b, v28.16b, v31.16b
-	str	s27, [x6, #388]
+	str	s27, [x8, #388]
 	eor	v27.16b, v29.16b, v31.16b
-	str	s27, [x6, #392]
+	str	s27, [x8, #392]
 	eor	v27.16b, v30.16b, v31.16b
-	str	s27, [x6, #396]
+	str	s27, [x8, #396]
 	ext	v27.16b, v8.16b, v8.16b, #8
 	ext	v28.16b, v10.16b, v10.16b, #4
 	ext	v29.16b, v11.16b, v11.16b, #12
@@ -2413,9 +2420,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x8, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x8, x8, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x8]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -2426,13 +2433,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	eor	v30.16b, v30.16b, v27.16b
 	eor	v31.16b, v31.16b, v27.16b
 	eor	v8.16b, v8.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted
-	mov	x6, #256
-.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep
+	mov	x9, x8
+.Laesgen_neon_tbl_face_r1_xor_stream_run_keep:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done
+.Laesgen_neon_tbl_face_r1_xor_stream_run_grown:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done
+.Laesgen_neon_tbl_face_r1_xor_stream_run_restart:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_tbl_face_r1_xor_stream_run_done:
 	ldp	q27, q28, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
 	eor	v28.16b, v30.16b, v28.16b
@@ -2453,6 +2475,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill2_128
+.Laesgen_neon_tbl_face_r1_xor_stream_fast2_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q29, [x0, #352]
 	ldr	s27, [x6, #384]
@@ -2994,12 +3017,18 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top128
 .Laesgen_neon_tbl_face_r1_xor_stream_fill2_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast2_128
+	add	x8, x0, x6, lsl #2
 	ldr	q29, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d27, x8
-	mov	v27.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v30.16b, v27.16b, v28.16b
 	trn2	v31.16b, v27.16b, v28.16b
@@ -3084,9 +3113,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v10.8h, v10.8h, v12.8h
 	trn2	v10.8h, v11.8h, v13.8h
 	eor	v27.16b, v27.16b, v29.16b
-	str	s27, [x6, #384]
+	str	s27, [x8, #384]
 	eor	v27.16b, v28.16b, v29.16b
-	str	s27, [x6, #388]
+	str	s27, [x8, #388]
 	ext	v27.16b, v8.16b, v8.16b, #8
 	ext	v28.16b, v30.16b, v30.16b, #4
 	ext	v29.16b, v9.16b, v9.16b, #12
@@ -3597,21 +3626,36 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x8, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x8, x8, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x8]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_2
-	mov	x6, #256
-.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_2:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_2
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_2
+	mov	x9, x8
+.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_2:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_2
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_2
+.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_2:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_2
+.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_2:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_tbl_face_r1_xor_stream_run_done_2:
 	ldp	q27, q30, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v30.16b
@@ -3624,6 +3668,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_single_fill128
+.Laesgen_neon_tbl_face_r1_xor_stream_single_fast128:
 	add	x6, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	ldr	s27, [x6, #384]
@@ -4174,12 +4219,18 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_end128
 .Laesgen_neon_tbl_face_r1_xor_stream_single_fill128:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_single_fast128
+	add	x8, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d27, x8
-	mov	v27.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	trn1	v30.16b, v27.16b, v27.16b
 	trn2	v31.16b, v27.16b, v27.16b
 	trn1	v8.16b, v27.16b, v27.16b
@@ -4263,7 +4314,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v9.8h, v10.8h, v12.8h
 	trn2	v9.8h, v11.8h, v13.8h
 	eor	v27.16b, v27.16b, v28.16b
-	str	s27, [x6, #384]
+	str	s27, [x8, #384]
 	ext	v27.16b, v8.16b, v8.16b, #8
 	ext	v28.16b, v29.16b, v29.16b, #4
 	ext	v29.16b, v30.16b, v30.16b, #12
@@ -4767,19 +4818,34 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #160]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x8, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x8, x8, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x8]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_3
-	mov	x6, #256
-.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_3:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_3
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_3
+	mov	x9, x8
+.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_3:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_3
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_3
+.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_3:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_3
+.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_3:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_tbl_face_r1_xor_stream_run_done_3:
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_2
@@ -4905,22 +4971,14 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_restart
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_restart
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok128
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok128
 .Laesgen_neon_tbl_face_r1_xor_stream_restart:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok128
 .Laesgen_neon_tbl_face_r1_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -4954,6 +5012,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill4_192
+.Laesgen_neon_tbl_face_r1_xor_stream_fast4_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q31, [x0, #352]
 	ldr	s27, [x6, #384]
@@ -5641,12 +5700,18 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
 .Laesgen_neon_tbl_face_r1_xor_stream_fill4_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast4_192
+	add	x8, x0, x6, lsl #2
 	ldr	q31, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d27, x8
-	mov	v27.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
 	add	v30.16b, v29.16b, v26.16b
@@ -5733,13 +5798,13 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v29.8h, v29.8h, v12.8h
 	trn2	v30.8h, v30.8h, v13.8h
 	eor	v27.16b, v27.16b, v31.16b
-	str	s27, [x6, #384]
+	str	s27, [x8, #384]
 	eor	v27.16b, v28.16b, v31.16b
-	str	s27, [x6, #388]
+	str	s27, [x8, #388]
 	eor	v27.16b, v29.16b, v31.16b
-	str	s27, [x6, #392]
+	str	s27, [x8, #392]
 	eor	v27.16b, v30.16b, v31.16b
-	str	s27, [x6, #396]
+	str	s27, [x8, #396]
 	ext	v27.16b, v8.16b, v8.16b, #8
 	ext	v28.16b, v10.16b, v10.16b, #4
 	ext	v29.16b, v11.16b, v11.16b, #12
@@ -6383,9 +6448,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x8, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x8, x8, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x8]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -6396,13 +6461,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	eor	v30.16b, v30.16b, v27.16b
 	eor	v31.16b, v31.16b, v27.16b
 	eor	v8.16b, v8.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_4
-	mov	x6, #256
-.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_4:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_4
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_4
+	mov	x9, x8
+.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_4:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_4
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_4
+.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_4:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_4
+.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_4:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_tbl_face_r1_xor_stream_run_done_4:
 	ldp	q27, q28, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
 	eor	v28.16b, v30.16b, v28.16b
@@ -6423,6 +6503,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill2_192
+.Laesgen_neon_tbl_face_r1_xor_stream_fast2_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q29, [x0, #352]
 	ldr	s27, [x6, #384]
@@ -7084,12 +7165,18 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top192
 .Laesgen_neon_tbl_face_r1_xor_stream_fill2_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast2_192
+	add	x8, x0, x6, lsl #2
 	ldr	q29, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d27, x8
-	mov	v27.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v30.16b, v27.16b, v28.16b
 	trn2	v31.16b, v27.16b, v28.16b
@@ -7174,9 +7261,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v10.8h, v10.8h, v12.8h
 	trn2	v10.8h, v11.8h, v13.8h
 	eor	v27.16b, v27.16b, v29.16b
-	str	s27, [x6, #384]
+	str	s27, [x8, #384]
 	eor	v27.16b, v28.16b, v29.16b
-	str	s27, [x6, #388]
+	str	s27, [x8, #388]
 	ext	v27.16b, v8.16b, v8.16b, #8
 	ext	v28.16b, v30.16b, v30.16b, #4
 	ext	v29.16b, v9.16b, v9.16b, #12
@@ -7807,21 +7894,36 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x8, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x8, x8, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x8]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_5
-	mov	x6, #256
-.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_5:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_5
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_5
+	mov	x9, x8
+.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_5:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_5
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_5
+.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_5:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_5
+.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_5:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_tbl_face_r1_xor_stream_run_done_5:
 	ldp	q27, q30, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v30.16b
@@ -7834,6 +7936,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_single_fill192
+.Laesgen_neon_tbl_face_r1_xor_stream_single_fast192:
 	add	x6, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	ldr	s27, [x6, #384]
@@ -8504,12 +8607,18 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_end192
 .Laesgen_neon_tbl_face_r1_xor_stream_single_fill192:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_single_fast192
+	add	x8, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d27, x8
-	mov	v27.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	trn1	v30.16b, v27.16b, v27.16b
 	trn2	v31.16b, v27.16b, v27.16b
 	trn1	v8.16b, v27.16b, v27.16b
@@ -8593,7 +8702,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v9.8h, v10.8h, v12.8h
 	trn2	v9.8h, v11.8h, v13.8h
 	eor	v27.16b, v27.16b, v28.16b
-	str	s27, [x6, #384]
+	str	s27, [x8, #384]
 	ext	v27.16b, v8.16b, v8.16b, #8
 	ext	v28.16b, v29.16b, v29.16b, #4
 	ext	v29.16b, v30.16b, v30.16b, #12
@@ -9217,19 +9326,34 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #192]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x8, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x8, x8, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x8]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_6
-	mov	x6, #256
-.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_6:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_6
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_6
+	mov	x9, x8
+.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_6:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_6
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_6
+.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_6:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_6
+.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_6:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_tbl_face_r1_xor_stream_run_done_6:
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_4
@@ -9355,22 +9479,14 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_restart_2
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_restart_2
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok192
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok192
 .Laesgen_neon_tbl_face_r1_xor_stream_restart_2:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok192
 .Laesgen_neon_tbl_face_r1_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -9404,6 +9520,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill4_256
+.Laesgen_neon_tbl_face_r1_xor_stream_fast4_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q31, [x0, #352]
 	ldr	s27, [x6, #384]
@@ -10211,12 +10328,18 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
 .Laesgen_neon_tbl_face_r1_xor_stream_fill4_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast4_256
+	add	x8, x0, x6, lsl #2
 	ldr	q31, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d27, x8
-	mov	v27.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	add	v29.16b, v28.16b, v26.16b
 	add	v30.16b, v29.16b, v26.16b
@@ -10303,13 +10426,13 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v29.8h, v29.8h, v12.8h
 	trn2	v30.8h, v30.8h, v13.8h
 	eor	v27.16b, v27.16b, v31.16b
-	str	s27, [x6, #384]
+	str	s27, [x8, #384]
 	eor	v27.16b, v28.16b, v31.16b
-	str	s27, [x6, #388]
+	str	s27, [x8, #388]
 	eor	v27.16b, v29.16b, v31.16b
-	str	s27, [x6, #392]
+	str	s27, [x8, #392]
 	eor	v27.16b, v30.16b, v31.16b
-	str	s27, [x6, #396]
+	str	s27, [x8, #396]
 	ext	v27.16b, v8.16b, v8.16b, #8
 	ext	v28.16b, v10.16b, v10.16b, #4
 	ext	v29.16b, v11.16b, v11.16b, #12
@@ -11073,9 +11196,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x8, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x8, x8, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x8]
 	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
 	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v29.16b, {v31.16b}, v28.16b
@@ -11086,13 +11209,28 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	eor	v30.16b, v30.16b, v27.16b
 	eor	v31.16b, v31.16b, v27.16b
 	eor	v8.16b, v8.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_7
-	mov	x6, #256
-.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_7:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_7
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_7
+	mov	x9, x8
+.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_7:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_7
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_7
+.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_7:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_7
+.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_7:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_tbl_face_r1_xor_stream_run_done_7:
 	ldp	q27, q28, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
 	eor	v28.16b, v30.16b, v28.16b
@@ -11113,6 +11251,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_fill2_256
+.Laesgen_neon_tbl_face_r1_xor_stream_fast2_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q29, [x0, #352]
 	ldr	s27, [x6, #384]
@@ -11894,12 +12033,18 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_top256
 .Laesgen_neon_tbl_face_r1_xor_stream_fill2_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fast2_256
+	add	x8, x0, x6, lsl #2
 	ldr	q29, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d27, x8
-	mov	v27.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	add	v28.16b, v27.16b, v26.16b
 	trn1	v30.16b, v27.16b, v28.16b
 	trn2	v31.16b, v27.16b, v28.16b
@@ -11984,9 +12129,9 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v10.8h, v10.8h, v12.8h
 	trn2	v10.8h, v11.8h, v13.8h
 	eor	v27.16b, v27.16b, v29.16b
-	str	s27, [x6, #384]
+	str	s27, [x8, #384]
 	eor	v27.16b, v28.16b, v29.16b
-	str	s27, [x6, #388]
+	str	s27, [x8, #388]
 	ext	v27.16b, v8.16b, v8.16b, #8
 	ext	v28.16b, v30.16b, v30.16b, #4
 	ext	v29.16b, v9.16b, v9.16b, #12
@@ -12737,21 +12882,36 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	sub	v31.16b, v28.16b, v24.16b
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x8, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x8, x8, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x8]
 	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
 	tbl	v29.16b, {v29.16b}, v28.16b
 	tbl	v28.16b, {v30.16b}, v28.16b
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_8
-	mov	x6, #256
-.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_8:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_8
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_8
+	mov	x9, x8
+.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_8:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_8
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_8
+.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_8:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_8
+.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_8:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_tbl_face_r1_xor_stream_run_done_8:
 	ldp	q27, q30, [x2], #32
 	eor	v27.16b, v29.16b, v27.16b
 	eor	v28.16b, v28.16b, v30.16b
@@ -12764,6 +12924,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_single_fill256
+.Laesgen_neon_tbl_face_r1_xor_stream_single_fast256:
 	add	x6, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	ldr	s27, [x6, #384]
@@ -13554,12 +13715,18 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_end256
 .Laesgen_neon_tbl_face_r1_xor_stream_single_fill256:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_single_fast256
+	add	x8, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d27, x8
-	mov	v27.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d27, x9
+	mov	v27.d[1], x10
 	trn1	v30.16b, v27.16b, v27.16b
 	trn2	v31.16b, v27.16b, v27.16b
 	trn1	v8.16b, v27.16b, v27.16b
@@ -13643,7 +13810,7 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	trn2	v9.8h, v10.8h, v12.8h
 	trn2	v9.8h, v11.8h, v13.8h
 	eor	v27.16b, v27.16b, v28.16b
-	str	s27, [x6, #384]
+	str	s27, [x8, #384]
 	ext	v27.16b, v8.16b, v8.16b, #8
 	ext	v28.16b, v29.16b, v29.16b, #4
 	ext	v29.16b, v30.16b, v30.16b, #12
@@ -14387,19 +14554,34 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
 	sub	v30.16b, v27.16b, v24.16b
 	ldr	q27, [x0, #224]
-	adrp	x6, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	add	x6, x6, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
-	ldr	q28, [x6]
+	adrp	x8, .Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	add	x8, x8, :lo12:.Laesgen_neon_tbl_face_r1_xor_stream_shift_rows
+	ldr	q28, [x8]
 	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
 	tbl	v28.16b, {v29.16b}, v28.16b
 	eor	v28.16b, v28.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_9
-	mov	x6, #256
-.Laesgen_neon_tbl_face_r1_xor_stream_fill_counted_9:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_9
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_9
+	mov	x9, x8
+.Laesgen_neon_tbl_face_r1_xor_stream_run_keep_9:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_9
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_9
+.Laesgen_neon_tbl_face_r1_xor_stream_run_grown_9:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_tbl_face_r1_xor_stream_run_done_9
+.Laesgen_neon_tbl_face_r1_xor_stream_run_restart_9:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_tbl_face_r1_xor_stream_run_done_9:
 	mov	v27.16b, v28.16b
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_tbl_face_r1_xor_stream_partial_6
@@ -14525,22 +14707,14 @@ aesgen_neon_tbl_face_r1_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_restart_3
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_tbl_face_r1_xor_stream_restart_3
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok256
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok256
 .Laesgen_neon_tbl_face_r1_xor_stream_restart_3:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_tbl_face_r1_xor_stream_window_ok256
 .Laesgen_neon_tbl_face_r1_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

@@ -651,6 +651,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill8_128
+.Laesgen_armv8_ce_face_r1_xor_stream_fast8_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	ldr	s20, [x6, #384]
@@ -827,12 +828,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_fill8_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_128
+	add	x7, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d20, x7
-	mov	v20.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
 	add	v21.16b, v20.16b, v19.16b
 	add	v22.16b, v21.16b, v19.16b
 	add	v23.16b, v22.16b, v19.16b
@@ -857,21 +864,21 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v27.16b, v0.16b
 	aesmc	v27.16b, v27.16b
 	eor	v29.16b, v20.16b, v28.16b
-	str	s29, [x6, #384]
+	str	s29, [x7, #384]
 	eor	v29.16b, v21.16b, v28.16b
-	str	s29, [x6, #388]
+	str	s29, [x7, #388]
 	eor	v29.16b, v22.16b, v28.16b
-	str	s29, [x6, #392]
+	str	s29, [x7, #392]
 	eor	v29.16b, v23.16b, v28.16b
-	str	s29, [x6, #396]
+	str	s29, [x7, #396]
 	eor	v29.16b, v24.16b, v28.16b
-	str	s29, [x6, #400]
+	str	s29, [x7, #400]
 	eor	v29.16b, v25.16b, v28.16b
-	str	s29, [x6, #404]
+	str	s29, [x7, #404]
 	eor	v29.16b, v26.16b, v28.16b
-	str	s29, [x6, #408]
+	str	s29, [x7, #408]
 	eor	v29.16b, v27.16b, v28.16b
-	str	s29, [x6, #412]
+	str	s29, [x7, #412]
 	aese	v20.16b, v1.16b
 	aesmc	v20.16b, v20.16b
 	aese	v21.16b, v1.16b
@@ -1000,13 +1007,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v26.16b, v26.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart:
+	mov	x7, #8
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done:
 	ldp	q28, q29, [x2], #32
 	aese	v20.16b, v17.16b
 	aese	v21.16b, v17.16b
@@ -1051,6 +1073,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_128
+.Laesgen_armv8_ce_face_r1_xor_stream_fast4_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q24, [x0, #352]
 	ldr	s20, [x6, #384]
@@ -1143,12 +1166,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_fill4_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_128
+	add	x7, x0, x6, lsl #2
 	ldr	q24, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d20, x7
-	mov	v20.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
 	add	v21.16b, v20.16b, v19.16b
 	add	v22.16b, v21.16b, v19.16b
 	add	v23.16b, v22.16b, v19.16b
@@ -1161,13 +1190,13 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v23.16b, v0.16b
 	aesmc	v23.16b, v23.16b
 	eor	v25.16b, v20.16b, v24.16b
-	str	s25, [x6, #384]
+	str	s25, [x7, #384]
 	eor	v25.16b, v21.16b, v24.16b
-	str	s25, [x6, #388]
+	str	s25, [x7, #388]
 	eor	v25.16b, v22.16b, v24.16b
-	str	s25, [x6, #392]
+	str	s25, [x7, #392]
 	eor	v25.16b, v23.16b, v24.16b
-	str	s25, [x6, #396]
+	str	s25, [x7, #396]
 	aese	v20.16b, v1.16b
 	aesmc	v20.16b, v20.16b
 	aese	v21.16b, v1.16b
@@ -1232,13 +1261,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_2
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_2:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_2
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_2
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_2:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_2
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_2:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_2:
+	mov	x7, #4
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2:
 	ldp	q24, q25, [x2], #32
 	aese	v20.16b, v17.16b
 	aese	v21.16b, v17.16b
@@ -1267,6 +1311,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_128
+.Laesgen_armv8_ce_face_r1_xor_stream_fast2_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q22, [x0, #352]
 	ldr	s20, [x6, #384]
@@ -1317,21 +1362,27 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_fill2_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_128
+	add	x7, x0, x6, lsl #2
 	ldr	q22, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d20, x7
-	mov	v20.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
 	add	v21.16b, v20.16b, v19.16b
 	aese	v20.16b, v0.16b
 	aesmc	v20.16b, v20.16b
 	aese	v21.16b, v0.16b
 	aesmc	v21.16b, v21.16b
 	eor	v23.16b, v20.16b, v22.16b
-	str	s23, [x6, #384]
+	str	s23, [x7, #384]
 	eor	v23.16b, v21.16b, v22.16b
-	str	s23, [x6, #388]
+	str	s23, [x7, #388]
 	aese	v20.16b, v1.16b
 	aesmc	v20.16b, v20.16b
 	aese	v21.16b, v1.16b
@@ -1364,13 +1415,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v20.16b, v20.16b
 	aese	v21.16b, v16.16b
 	aesmc	v21.16b, v21.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_3
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_3:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_3
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_3
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_3:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_3
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_3:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_3:
+	mov	x7, #2
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3:
 	ldp	q22, q23, [x2], #32
 	aese	v20.16b, v17.16b
 	aese	v21.16b, v17.16b
@@ -1387,6 +1453,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill128
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fast128:
 	add	x6, x0, x6, lsl #2
 	ldr	q21, [x0, #352]
 	ldr	s20, [x6, #384]
@@ -1437,16 +1504,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_end128
 .Laesgen_armv8_ce_face_r1_xor_stream_single_fill128:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast128
+	add	x7, x0, x6, lsl #2
 	ldr	q21, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d20, x7
-	mov	v20.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
 	aese	v20.16b, v0.16b
 	aesmc	v20.16b, v20.16b
 	eor	v21.16b, v20.16b, v21.16b
-	str	s21, [x6, #384]
+	str	s21, [x7, #384]
 	aese	v20.16b, v1.16b
 	aesmc	v20.16b, v20.16b
 	aese	v20.16b, v2.16b
@@ -1463,13 +1536,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v20.16b, v20.16b
 	aese	v20.16b, v16.16b
 	aesmc	v20.16b, v20.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_4
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_4:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_4
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_4
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_4:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_4
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_4:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_4:
+	mov	x7, #1
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4:
 	aese	v20.16b, v17.16b
 	eor	v20.16b, v20.16b, v18.16b
 	cmp	x3, #16
@@ -1516,22 +1604,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	movz	x7, #255, lsl #16
 	movk	x7, #0xff00, lsl #48
 	and	x7, x5, x7
-	and	x8, x4, #255
-	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	ldp	x8, x9, [x0, #312]
+	cmp	x6, x8
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart
-	cmp	x7, x10
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart
-	ldp	x9, x10, [x0, #328]
-	cmp	x10, #256
-	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok128
-	add	x9, x9, x10
-	and	x9, x9, #255
-	cmp	x9, x8
+	cmp	x7, x9
 	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok128
 .Laesgen_armv8_ce_face_r1_xor_stream_restart:
 	stp	x6, x7, [x0, #312]
-	stp	x8, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok128
 .Laesgen_armv8_ce_face_r1_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -1562,6 +1642,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill8_192
+.Laesgen_armv8_ce_face_r1_xor_stream_fast8_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q30, [x0, #352]
 	ldr	s22, [x6, #384]
@@ -1770,12 +1851,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_fill8_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_192
+	add	x7, x0, x6, lsl #2
 	ldr	q30, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d22, x7
-	mov	v22.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
 	add	v23.16b, v22.16b, v21.16b
 	add	v24.16b, v23.16b, v21.16b
 	add	v25.16b, v24.16b, v21.16b
@@ -1800,21 +1887,21 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v29.16b, v0.16b
 	aesmc	v29.16b, v29.16b
 	eor	v31.16b, v22.16b, v30.16b
-	str	s31, [x6, #384]
+	str	s31, [x7, #384]
 	eor	v31.16b, v23.16b, v30.16b
-	str	s31, [x6, #388]
+	str	s31, [x7, #388]
 	eor	v31.16b, v24.16b, v30.16b
-	str	s31, [x6, #392]
+	str	s31, [x7, #392]
 	eor	v31.16b, v25.16b, v30.16b
-	str	s31, [x6, #396]
+	str	s31, [x7, #396]
 	eor	v31.16b, v26.16b, v30.16b
-	str	s31, [x6, #400]
+	str	s31, [x7, #400]
 	eor	v31.16b, v27.16b, v30.16b
-	str	s31, [x6, #404]
+	str	s31, [x7, #404]
 	eor	v31.16b, v28.16b, v30.16b
-	str	s31, [x6, #408]
+	str	s31, [x7, #408]
 	eor	v31.16b, v29.16b, v30.16b
-	str	s31, [x6, #412]
+	str	s31, [x7, #412]
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v1.16b
@@ -1975,13 +2062,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v28.16b, v28.16b
 	aese	v29.16b, v18.16b
 	aesmc	v29.16b, v29.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_5
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_5:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_5
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_5
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_5:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_5
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_5
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_5:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_5
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_5:
+	mov	x7, #8
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_5:
 	ldp	q30, q31, [x2], #32
 	aese	v22.16b, v19.16b
 	aese	v23.16b, v19.16b
@@ -2026,6 +2128,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_192
+.Laesgen_armv8_ce_face_r1_xor_stream_fast4_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q26, [x0, #352]
 	ldr	s22, [x6, #384]
@@ -2134,12 +2237,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_fill4_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_192
+	add	x7, x0, x6, lsl #2
 	ldr	q26, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d22, x7
-	mov	v22.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
 	add	v23.16b, v22.16b, v21.16b
 	add	v24.16b, v23.16b, v21.16b
 	add	v25.16b, v24.16b, v21.16b
@@ -2152,13 +2261,13 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v25.16b, v0.16b
 	aesmc	v25.16b, v25.16b
 	eor	v27.16b, v22.16b, v26.16b
-	str	s27, [x6, #384]
+	str	s27, [x7, #384]
 	eor	v27.16b, v23.16b, v26.16b
-	str	s27, [x6, #388]
+	str	s27, [x7, #388]
 	eor	v27.16b, v24.16b, v26.16b
-	str	s27, [x6, #392]
+	str	s27, [x7, #392]
 	eor	v27.16b, v25.16b, v26.16b
-	str	s27, [x6, #396]
+	str	s27, [x7, #396]
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v1.16b
@@ -2239,13 +2348,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v18.16b
 	aesmc	v25.16b, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_6
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_6:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_6
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_6
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_6:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_6
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_6:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_6:
+	mov	x7, #4
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6:
 	ldp	q26, q27, [x2], #32
 	aese	v22.16b, v19.16b
 	aese	v23.16b, v19.16b
@@ -2274,6 +2398,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_192
+.Laesgen_armv8_ce_face_r1_xor_stream_fast2_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q24, [x0, #352]
 	ldr	s22, [x6, #384]
@@ -2332,21 +2457,27 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_fill2_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_192
+	add	x7, x0, x6, lsl #2
 	ldr	q24, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d22, x7
-	mov	v22.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
 	add	v23.16b, v22.16b, v21.16b
 	aese	v22.16b, v0.16b
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v0.16b
 	aesmc	v23.16b, v23.16b
 	eor	v25.16b, v22.16b, v24.16b
-	str	s25, [x6, #384]
+	str	s25, [x7, #384]
 	eor	v25.16b, v23.16b, v24.16b
-	str	s25, [x6, #388]
+	str	s25, [x7, #388]
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v1.16b
@@ -2387,13 +2518,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v22.16b, v22.16b
 	aese	v23.16b, v18.16b
 	aesmc	v23.16b, v23.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_7
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_7:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_7
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_7
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_7:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_7
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_7:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_7:
+	mov	x7, #2
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7:
 	ldp	q24, q25, [x2], #32
 	aese	v22.16b, v19.16b
 	aese	v23.16b, v19.16b
@@ -2410,6 +2556,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill192
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fast192:
 	add	x6, x0, x6, lsl #2
 	ldr	q23, [x0, #352]
 	ldr	s22, [x6, #384]
@@ -2464,16 +2611,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_end192
 .Laesgen_armv8_ce_face_r1_xor_stream_single_fill192:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast192
+	add	x7, x0, x6, lsl #2
 	ldr	q23, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d22, x7
-	mov	v22.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
 	aese	v22.16b, v0.16b
 	aesmc	v22.16b, v22.16b
 	eor	v23.16b, v22.16b, v23.16b
-	str	s23, [x6, #384]
+	str	s23, [x7, #384]
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
 	aese	v22.16b, v2.16b
@@ -2494,13 +2647,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v22.16b, v22.16b
 	aese	v22.16b, v18.16b
 	aesmc	v22.16b, v22.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_8
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_8:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_8
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_8
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_8:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_8
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_8:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_8:
+	mov	x7, #1
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8:
 	aese	v22.16b, v19.16b
 	eor	v22.16b, v22.16b, v20.16b
 	cmp	x3, #16
@@ -2547,22 +2715,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	movz	x7, #255, lsl #16
 	movk	x7, #0xff00, lsl #48
 	and	x7, x5, x7
-	and	x8, x4, #255
-	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	ldp	x8, x9, [x0, #312]
+	cmp	x6, x8
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart_2
-	cmp	x7, x10
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart_2
-	ldp	x9, x10, [x0, #328]
-	cmp	x10, #256
-	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok192
-	add	x9, x9, x10
-	and	x9, x9, #255
-	cmp	x9, x8
+	cmp	x7, x9
 	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok192
 .Laesgen_armv8_ce_face_r1_xor_stream_restart_2:
 	stp	x6, x7, [x0, #312]
-	stp	x8, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok192
 .Laesgen_armv8_ce_face_r1_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -2594,6 +2754,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill8_256
+.Laesgen_armv8_ce_face_r1_xor_stream_fast8_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q8, [x0, #352]
 	ldr	s24, [x6, #384]
@@ -2834,12 +2995,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_fill8_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_256
+	add	x7, x0, x6, lsl #2
 	ldr	q8, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d24, x7
-	mov	v24.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
 	add	v25.16b, v24.16b, v23.16b
 	add	v26.16b, v25.16b, v23.16b
 	add	v27.16b, v26.16b, v23.16b
@@ -2864,21 +3031,21 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v31.16b, v0.16b
 	aesmc	v31.16b, v31.16b
 	eor	v9.16b, v24.16b, v8.16b
-	str	s9, [x6, #384]
+	str	s9, [x7, #384]
 	eor	v9.16b, v25.16b, v8.16b
-	str	s9, [x6, #388]
+	str	s9, [x7, #388]
 	eor	v9.16b, v26.16b, v8.16b
-	str	s9, [x6, #392]
+	str	s9, [x7, #392]
 	eor	v9.16b, v27.16b, v8.16b
-	str	s9, [x6, #396]
+	str	s9, [x7, #396]
 	eor	v9.16b, v28.16b, v8.16b
-	str	s9, [x6, #400]
+	str	s9, [x7, #400]
 	eor	v9.16b, v29.16b, v8.16b
-	str	s9, [x6, #404]
+	str	s9, [x7, #404]
 	eor	v9.16b, v30.16b, v8.16b
-	str	s9, [x6, #408]
+	str	s9, [x7, #408]
 	eor	v9.16b, v31.16b, v8.16b
-	str	s9, [x6, #412]
+	str	s9, [x7, #412]
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v1.16b
@@ -3071,13 +3238,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v30.16b, v30.16b
 	aese	v31.16b, v20.16b
 	aesmc	v31.16b, v31.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_9
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_9:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_9
+	add	x7, x7, #8
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_9
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_9:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_9
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_9
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_9:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_9
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_9:
+	mov	x7, #8
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_9:
 	ldp	q8, q9, [x2], #32
 	aese	v24.16b, v21.16b
 	aese	v25.16b, v21.16b
@@ -3122,6 +3304,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_256
+.Laesgen_armv8_ce_face_r1_xor_stream_fast4_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
 	ldr	s24, [x6, #384]
@@ -3246,12 +3429,18 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_fill4_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_256
+	add	x7, x0, x6, lsl #2
 	ldr	q28, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d24, x7
-	mov	v24.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
 	add	v25.16b, v24.16b, v23.16b
 	add	v26.16b, v25.16b, v23.16b
 	add	v27.16b, v26.16b, v23.16b
@@ -3264,13 +3453,13 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aese	v27.16b, v0.16b
 	aesmc	v27.16b, v27.16b
 	eor	v29.16b, v24.16b, v28.16b
-	str	s29, [x6, #384]
+	str	s29, [x7, #384]
 	eor	v29.16b, v25.16b, v28.16b
-	str	s29, [x6, #388]
+	str	s29, [x7, #388]
 	eor	v29.16b, v26.16b, v28.16b
-	str	s29, [x6, #392]
+	str	s29, [x7, #392]
 	eor	v29.16b, v27.16b, v28.16b
-	str	s29, [x6, #396]
+	str	s29, [x7, #396]
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v1.16b
@@ -3367,13 +3556,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v26.16b, v26.16b
 	aese	v27.16b, v20.16b
 	aesmc	v27.16b, v27.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_10
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_10:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_10
+	add	x7, x7, #4
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_10
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_10:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_10
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_10:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_10:
+	mov	x7, #4
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10:
 	ldp	q28, q29, [x2], #32
 	aese	v24.16b, v21.16b
 	aese	v25.16b, v21.16b
@@ -3402,6 +3606,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_256
+.Laesgen_armv8_ce_face_r1_xor_stream_fast2_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q26, [x0, #352]
 	ldr	s24, [x6, #384]
@@ -3468,21 +3673,27 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_fill2_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_256
+	add	x7, x0, x6, lsl #2
 	ldr	q26, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d24, x7
-	mov	v24.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
 	add	v25.16b, v24.16b, v23.16b
 	aese	v24.16b, v0.16b
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v0.16b
 	aesmc	v25.16b, v25.16b
 	eor	v27.16b, v24.16b, v26.16b
-	str	s27, [x6, #384]
+	str	s27, [x7, #384]
 	eor	v27.16b, v25.16b, v26.16b
-	str	s27, [x6, #388]
+	str	s27, [x7, #388]
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v1.16b
@@ -3531,13 +3742,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v24.16b, v24.16b
 	aese	v25.16b, v20.16b
 	aesmc	v25.16b, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_11
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_11:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_11
+	add	x7, x7, #2
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_11
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_11:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_11
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_11:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_11:
+	mov	x7, #2
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11:
 	ldp	q26, q27, [x2], #32
 	aese	v24.16b, v21.16b
 	aese	v25.16b, v21.16b
@@ -3554,6 +3780,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	ldr	x7, [x0, #336]
 	cmp	x7, #256
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill256
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fast256:
 	add	x6, x0, x6, lsl #2
 	ldr	q25, [x0, #352]
 	ldr	s24, [x6, #384]
@@ -3612,16 +3839,22 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_end256
 .Laesgen_armv8_ce_face_r1_xor_stream_single_fill256:
-	add	x6, x0, x6, lsl #2
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast256
+	add	x7, x0, x6, lsl #2
 	ldr	q25, [x0, #352]
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d24, x7
-	mov	v24.d[1], x8
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
 	aese	v24.16b, v0.16b
 	aesmc	v24.16b, v24.16b
 	eor	v25.16b, v24.16b, v25.16b
-	str	s25, [x6, #384]
+	str	s25, [x7, #384]
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
 	aese	v24.16b, v2.16b
@@ -3646,13 +3879,28 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	aesmc	v24.16b, v24.16b
 	aese	v24.16b, v20.16b
 	aesmc	v24.16b, v24.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_12
-	mov	x6, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill_counted_12:
-	str	x6, [x0, #336]
+	ldp	x7, x8, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_12
+	add	x7, x7, #1
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_12
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_keep_12:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_12
+	mov	x8, #256
+	stp	xzr, x8, [x0, #328]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_12:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_12:
+	mov	x7, #1
+	stp	x6, x7, [x0, #328]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12:
 	aese	v24.16b, v21.16b
 	eor	v24.16b, v24.16b, v22.16b
 	cmp	x3, #16
@@ -3699,22 +3947,14 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	movz	x7, #255, lsl #16
 	movk	x7, #0xff00, lsl #48
 	and	x7, x5, x7
-	and	x8, x4, #255
-	ldp	x9, x10, [x0, #312]
-	cmp	x6, x9
+	ldp	x8, x9, [x0, #312]
+	cmp	x6, x8
 	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart_3
-	cmp	x7, x10
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_restart_3
-	ldp	x9, x10, [x0, #328]
-	cmp	x10, #256
-	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok256
-	add	x9, x9, x10
-	and	x9, x9, #255
-	cmp	x9, x8
+	cmp	x7, x9
 	b.eq	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok256
 .Laesgen_armv8_ce_face_r1_xor_stream_restart_3:
 	stp	x6, x7, [x0, #312]
-	stp	x8, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_window_ok256
 .Laesgen_armv8_ce_face_r1_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

@@ -6283,6 +6283,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -6903,12 +6904,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_128
+	add	x8, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -7208,21 +7215,21 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	s18, [x6, #384]
+	str	s18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	s18, [x6, #388]
+	str	s18, [x8, #388]
 	eor	v18.16b, v3.16b, v17.16b
-	str	s18, [x6, #392]
+	str	s18, [x8, #392]
 	eor	v18.16b, v4.16b, v17.16b
-	str	s18, [x6, #396]
+	str	s18, [x8, #396]
 	eor	v18.16b, v5.16b, v17.16b
-	str	s18, [x6, #400]
+	str	s18, [x8, #400]
 	eor	v18.16b, v6.16b, v17.16b
-	str	s18, [x6, #404]
+	str	s18, [x8, #404]
 	eor	v18.16b, v7.16b, v17.16b
-	str	s18, [x6, #408]
+	str	s18, [x8, #408]
 	eor	v18.16b, v16.16b, v17.16b
-	str	s18, [x6, #412]
+	str	s18, [x8, #412]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -7445,10 +7452,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_2:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -7532,30 +7539,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -7616,7 +7623,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_2
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -7804,13 +7811,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -7839,6 +7861,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -8443,12 +8466,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128
+	add	x8, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -8740,13 +8769,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	s6, [x6, #384]
+	str	s6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	s6, [x6, #388]
+	str	s6, [x8, #388]
 	eor	v6.16b, v3.16b, v5.16b
-	str	s6, [x6, #392]
+	str	s6, [x8, #392]
 	eor	v6.16b, v4.16b, v5.16b
-	str	s6, [x6, #396]
+	str	s6, [x8, #396]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -8973,10 +9002,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -9060,30 +9089,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -9144,7 +9173,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -9328,13 +9357,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_2
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_2:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_2:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -9355,6 +9399,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128:
 	add	x6, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -9951,12 +9996,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128
+	add	x8, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #560]
@@ -10244,9 +10295,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	s4, [x6, #384]
+	str	s4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	s4, [x6, #388]
+	str	s4, [x8, #388]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -10475,10 +10526,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_6:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -10562,30 +10613,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -10646,7 +10697,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_6
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -10828,13 +10879,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_3
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_3:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_3
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_3
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_3:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_3
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_3:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_3:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_3:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -10847,6 +10913,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast128:
 	add	x6, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -11460,12 +11527,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill128:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast128
+	add	x8, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #560]
 	movi	v3.2d, #0x0000000000000000
@@ -11751,7 +11824,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	s2, [x6, #384]
+	str	s2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -11981,10 +12054,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #7
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -12068,30 +12141,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -12152,7 +12225,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -12333,13 +12406,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_4
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_4:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_4
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_4:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_2
 	ldr	q2, [x2], #16
@@ -12666,22 +12754,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -12707,6 +12787,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -13327,12 +13408,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_192
+	add	x8, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -13632,21 +13719,21 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	s18, [x6, #384]
+	str	s18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	s18, [x6, #388]
+	str	s18, [x8, #388]
 	eor	v18.16b, v3.16b, v17.16b
-	str	s18, [x6, #392]
+	str	s18, [x8, #392]
 	eor	v18.16b, v4.16b, v17.16b
-	str	s18, [x6, #396]
+	str	s18, [x8, #396]
 	eor	v18.16b, v5.16b, v17.16b
-	str	s18, [x6, #400]
+	str	s18, [x8, #400]
 	eor	v18.16b, v6.16b, v17.16b
-	str	s18, [x6, #404]
+	str	s18, [x8, #404]
 	eor	v18.16b, v7.16b, v17.16b
-	str	s18, [x6, #408]
+	str	s18, [x8, #408]
 	eor	v18.16b, v16.16b, v17.16b
-	str	s18, [x6, #412]
+	str	s18, [x8, #412]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -13869,10 +13956,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -13956,30 +14043,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -14040,7 +14127,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -14228,13 +14315,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_5
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_5:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_5
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_5
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_5:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_5
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_5:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_5:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_5:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -14263,6 +14365,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -14867,12 +14970,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192
+	add	x8, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -15164,13 +15273,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	s6, [x6, #384]
+	str	s6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	s6, [x6, #388]
+	str	s6, [x8, #388]
 	eor	v6.16b, v3.16b, v5.16b
-	str	s6, [x6, #392]
+	str	s6, [x8, #392]
 	eor	v6.16b, v4.16b, v5.16b
-	str	s6, [x6, #396]
+	str	s6, [x8, #396]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -15397,10 +15506,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -15484,30 +15593,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -15568,7 +15677,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -15752,13 +15861,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_6
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_6:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_6
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_6:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -15779,6 +15903,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192:
 	add	x6, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -16375,12 +16500,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192
+	add	x8, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #560]
@@ -16668,9 +16799,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	s4, [x6, #384]
+	str	s4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	s4, [x6, #388]
+	str	s4, [x8, #388]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -16899,10 +17030,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -16986,30 +17117,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -17070,7 +17201,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -17252,13 +17383,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_7
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_7:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_7
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_7
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_7:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_7
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_7:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_7:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_7:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -17271,6 +17417,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast192:
 	add	x6, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -17884,12 +18031,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill192:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast192
+	add	x8, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #560]
 	movi	v3.2d, #0x0000000000000000
@@ -18175,7 +18328,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	s2, [x6, #384]
+	str	s2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -18405,10 +18558,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #9
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -18492,30 +18645,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -18576,7 +18729,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -18757,13 +18910,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_8
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_8:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_8
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_8:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_4
 	ldr	q2, [x2], #16
@@ -19090,22 +19258,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_2
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_2
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart_2:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -19131,6 +19291,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -19751,12 +19912,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill8_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_256
+	add	x8, x0, x6, lsl #2
 	ldr	q17, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -20056,21 +20223,21 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	s18, [x6, #384]
+	str	s18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	s18, [x6, #388]
+	str	s18, [x8, #388]
 	eor	v18.16b, v3.16b, v17.16b
-	str	s18, [x6, #392]
+	str	s18, [x8, #392]
 	eor	v18.16b, v4.16b, v17.16b
-	str	s18, [x6, #396]
+	str	s18, [x8, #396]
 	eor	v18.16b, v5.16b, v17.16b
-	str	s18, [x6, #400]
+	str	s18, [x8, #400]
 	eor	v18.16b, v6.16b, v17.16b
-	str	s18, [x6, #404]
+	str	s18, [x8, #404]
 	eor	v18.16b, v7.16b, v17.16b
-	str	s18, [x6, #408]
+	str	s18, [x8, #408]
 	eor	v18.16b, v16.16b, v17.16b
-	str	s18, [x6, #412]
+	str	s18, [x8, #412]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -20293,10 +20460,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_18:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -20380,30 +20547,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -20464,7 +20631,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_18
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -20652,13 +20819,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_9
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_9:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_9
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_9
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_9:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_9
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_9:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_9:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_9:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -20687,6 +20869,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -21291,12 +21474,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256
+	add	x8, x0, x6, lsl #2
 	ldr	q5, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -21588,13 +21777,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	s6, [x6, #384]
+	str	s6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	s6, [x6, #388]
+	str	s6, [x8, #388]
 	eor	v6.16b, v3.16b, v5.16b
-	str	s6, [x6, #392]
+	str	s6, [x8, #392]
 	eor	v6.16b, v4.16b, v5.16b
-	str	s6, [x6, #396]
+	str	s6, [x8, #396]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -21821,10 +22010,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -21908,30 +22097,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -21992,7 +22181,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -22176,13 +22365,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_10
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_10:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_10
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_10:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -22203,6 +22407,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256:
 	add	x6, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -22799,12 +23004,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256
+	add	x8, x0, x6, lsl #2
 	ldr	q3, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #560]
@@ -23092,9 +23303,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	s4, [x6, #384]
+	str	s4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	s4, [x6, #388]
+	str	s4, [x8, #388]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -23323,10 +23534,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -23410,30 +23621,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -23494,7 +23705,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -23676,13 +23887,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_11
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_11:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_11
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_11
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_11:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_11
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_11:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_11:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_11:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -23695,6 +23921,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast256:
 	add	x6, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
 	ldr	s1, [x6, #384]
@@ -24308,12 +24535,18 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single_fill256:
-	add	x6, x0, x6, lsl #2
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast256
+	add	x8, x0, x6, lsl #2
 	ldr	q2, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #560]
 	movi	v3.2d, #0x0000000000000000
@@ -24599,7 +24832,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	s2, [x6, #384]
+	str	s2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -24829,10 +25062,10 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v28.16b
 	eor	v7.16b, v23.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	mov	x6, #1792
-	add	x6, x0, x6
-	add	x8, x7, #64
-	mov	x9, #11
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x7, #64
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -24916,30 +25149,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -25000,7 +25233,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -25181,13 +25414,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_12
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill_counted_12:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_12
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_keep_12:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_6
 	ldr	q2, [x2], #16
@@ -25514,22 +25762,14 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_3
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_restart_3
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_restart_3:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

@@ -703,7 +703,6 @@ aesgen_gfni256_face_r2_set_iv:
 	.p2align	5
 aesgen_gfni256_face_r2_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni256_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -755,6 +754,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill8_128
+.Laesgen_gfni256_face_r2_xor_stream_fast8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm7
@@ -1325,8 +1325,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1497,21 +1504,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm10, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm7, %ymm7
 	vpxor	%ymm8, %ymm0, %ymm9
-	vmovdqu	%ymm9, (%r9)
+	vmovdqu	%ymm9, (%r10)
 	vpxor	%ymm8, %ymm1, %ymm9
-	vmovdqu	%ymm9, 32(%r9)
+	vmovdqu	%ymm9, 32(%r10)
 	vpxor	%ymm8, %ymm2, %ymm9
-	vmovdqu	%ymm9, 64(%r9)
+	vmovdqu	%ymm9, 64(%r10)
 	vpxor	%ymm8, %ymm3, %ymm9
-	vmovdqu	%ymm9, 96(%r9)
+	vmovdqu	%ymm9, 96(%r10)
 	vpxor	%ymm8, %ymm4, %ymm9
-	vmovdqu	%ymm9, 128(%r9)
+	vmovdqu	%ymm9, 128(%r10)
 	vpxor	%ymm8, %ymm5, %ymm9
-	vmovdqu	%ymm9, 160(%r9)
+	vmovdqu	%ymm9, 160(%r10)
 	vpxor	%ymm8, %ymm6, %ymm9
-	vmovdqu	%ymm9, 192(%r9)
+	vmovdqu	%ymm9, 192(%r10)
 	vpxor	%ymm8, %ymm7, %ymm9
-	vmovdqu	%ymm9, 224(%r9)
+	vmovdqu	%ymm9, 224(%r10)
 	vbroadcasti128	48(%rdi), %ymm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
@@ -2048,13 +2055,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm7
 	vpxor	%ymm8, %ymm7, %ymm7
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done
+.Laesgen_gfni256_face_r2_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -2084,6 +2104,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill4_128
+.Laesgen_gfni256_face_r2_xor_stream_fast4_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm3
@@ -2378,8 +2399,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_fill4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2470,13 +2498,13 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm6, %ymm3, %ymm3
 	vpxor	%ymm5, %ymm3, %ymm3
 	vpxor	%ymm4, %ymm0, %ymm5
-	vmovdqu	%ymm5, (%r9)
+	vmovdqu	%ymm5, (%r10)
 	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm5, 32(%r9)
+	vmovdqu	%ymm5, 32(%r10)
 	vpxor	%ymm4, %ymm2, %ymm5
-	vmovdqu	%ymm5, 64(%r9)
+	vmovdqu	%ymm5, 64(%r10)
 	vpxor	%ymm4, %ymm3, %ymm5
-	vmovdqu	%ymm5, 96(%r9)
+	vmovdqu	%ymm5, 96(%r10)
 	vbroadcasti128	48(%rdi), %ymm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
@@ -2749,13 +2777,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
 	vpxor	%ymm4, %ymm3, %ymm3
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_2
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_2
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_2:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -2777,6 +2818,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try1_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill2_128
+.Laesgen_gfni256_face_r2_xor_stream_fast2_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm1
@@ -2933,8 +2975,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_fill2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2985,9 +3034,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm4, %ymm1, %ymm1
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpxor	%ymm2, %ymm0, %ymm3
-	vmovdqu	%ymm3, (%r9)
+	vmovdqu	%ymm3, (%r10)
 	vpxor	%ymm2, %ymm1, %ymm3
-	vmovdqu	%ymm3, 32(%r9)
+	vmovdqu	%ymm3, 32(%r10)
 	vbroadcasti128	48(%rdi), %ymm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
@@ -3128,13 +3177,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
 	vpxor	%ymm2, %ymm1, %ymm1
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_3
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_3
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_3:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -3152,6 +3214,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill1_128
+.Laesgen_gfni256_face_r2_xor_stream_fast1_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm0
@@ -3239,8 +3302,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_fill1_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -3271,7 +3341,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm3, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm1
-	vmovdqu	%ymm1, (%r9)
+	vmovdqu	%ymm1, (%r10)
 	vbroadcasti128	48(%rdi), %ymm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
@@ -3346,13 +3416,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_4
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_4
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_4:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	addq	$2, %rax
@@ -3364,6 +3447,7 @@ aesgen_gfni256_face_r2_xor_stream:
 .Laesgen_gfni256_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill128
+.Laesgen_gfni256_face_r2_xor_stream_single_fast128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm0
@@ -3469,8 +3553,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end128
 .Laesgen_gfni256_face_r2_xor_stream_single_fill128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -3499,7 +3590,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	48(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
@@ -3574,13 +3665,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_5
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_5
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_5:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_2
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -3643,7 +3747,6 @@ aesgen_gfni256_face_r2_xor_stream:
 	vmovdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3651,18 +3754,11 @@ aesgen_gfni256_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni256_face_r2_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok128
 .Laesgen_gfni256_face_r2_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok128
 .Laesgen_gfni256_face_r2_xor_stream_aes192:
@@ -3685,6 +3781,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill8_192
+.Laesgen_gfni256_face_r2_xor_stream_fast8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm7
@@ -4401,8 +4498,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -4573,21 +4677,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm10, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm7, %ymm7
 	vpxor	%ymm8, %ymm0, %ymm9
-	vmovdqu	%ymm9, (%r9)
+	vmovdqu	%ymm9, (%r10)
 	vpxor	%ymm8, %ymm1, %ymm9
-	vmovdqu	%ymm9, 32(%r9)
+	vmovdqu	%ymm9, 32(%r10)
 	vpxor	%ymm8, %ymm2, %ymm9
-	vmovdqu	%ymm9, 64(%r9)
+	vmovdqu	%ymm9, 64(%r10)
 	vpxor	%ymm8, %ymm3, %ymm9
-	vmovdqu	%ymm9, 96(%r9)
+	vmovdqu	%ymm9, 96(%r10)
 	vpxor	%ymm8, %ymm4, %ymm9
-	vmovdqu	%ymm9, 128(%r9)
+	vmovdqu	%ymm9, 128(%r10)
 	vpxor	%ymm8, %ymm5, %ymm9
-	vmovdqu	%ymm9, 160(%r9)
+	vmovdqu	%ymm9, 160(%r10)
 	vpxor	%ymm8, %ymm6, %ymm9
-	vmovdqu	%ymm9, 192(%r9)
+	vmovdqu	%ymm9, 192(%r10)
 	vpxor	%ymm8, %ymm7, %ymm9
-	vmovdqu	%ymm9, 224(%r9)
+	vmovdqu	%ymm9, 224(%r10)
 	vbroadcasti128	48(%rdi), %ymm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
@@ -5270,13 +5374,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm7
 	vpxor	%ymm8, %ymm7, %ymm7
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_6
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_6
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_6:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -5306,6 +5423,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill4_192
+.Laesgen_gfni256_face_r2_xor_stream_fast4_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm3
@@ -5674,8 +5792,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_fill4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -5766,13 +5891,13 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm6, %ymm3, %ymm3
 	vpxor	%ymm5, %ymm3, %ymm3
 	vpxor	%ymm4, %ymm0, %ymm5
-	vmovdqu	%ymm5, (%r9)
+	vmovdqu	%ymm5, (%r10)
 	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm5, 32(%r9)
+	vmovdqu	%ymm5, 32(%r10)
 	vpxor	%ymm4, %ymm2, %ymm5
-	vmovdqu	%ymm5, 64(%r9)
+	vmovdqu	%ymm5, 64(%r10)
 	vpxor	%ymm4, %ymm3, %ymm5
-	vmovdqu	%ymm5, 96(%r9)
+	vmovdqu	%ymm5, 96(%r10)
 	vbroadcasti128	48(%rdi), %ymm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
@@ -6119,13 +6244,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
 	vpxor	%ymm4, %ymm3, %ymm3
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_7
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_7
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_7:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -6147,6 +6285,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try1_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill2_192
+.Laesgen_gfni256_face_r2_xor_stream_fast2_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm1
@@ -6341,8 +6480,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_fill2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -6393,9 +6539,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm4, %ymm1, %ymm1
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpxor	%ymm2, %ymm0, %ymm3
-	vmovdqu	%ymm3, (%r9)
+	vmovdqu	%ymm3, (%r10)
 	vpxor	%ymm2, %ymm1, %ymm3
-	vmovdqu	%ymm3, 32(%r9)
+	vmovdqu	%ymm3, 32(%r10)
 	vbroadcasti128	48(%rdi), %ymm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
@@ -6574,13 +6720,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
 	vpxor	%ymm2, %ymm1, %ymm1
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_8
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_8
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_8:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -6598,6 +6757,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill1_192
+.Laesgen_gfni256_face_r2_xor_stream_fast1_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm0
@@ -6705,8 +6865,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_fill1_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -6737,7 +6904,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm3, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm1
-	vmovdqu	%ymm1, (%r9)
+	vmovdqu	%ymm1, (%r10)
 	vbroadcasti128	48(%rdi), %ymm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
@@ -6832,13 +6999,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_9
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_9
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_9:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	addq	$2, %rax
@@ -6850,6 +7030,7 @@ aesgen_gfni256_face_r2_xor_stream:
 .Laesgen_gfni256_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill192
+.Laesgen_gfni256_face_r2_xor_stream_single_fast192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm0
@@ -6975,8 +7156,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end192
 .Laesgen_gfni256_face_r2_xor_stream_single_fill192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -7005,7 +7193,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	48(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
@@ -7100,13 +7288,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_10
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_10
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_10:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_4
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -7169,7 +7370,6 @@ aesgen_gfni256_face_r2_xor_stream:
 	vmovdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -7177,18 +7377,11 @@ aesgen_gfni256_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni256_face_r2_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok192
 .Laesgen_gfni256_face_r2_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok192
 .Laesgen_gfni256_face_r2_xor_stream_aes256:
@@ -7211,6 +7404,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill8_256
+.Laesgen_gfni256_face_r2_xor_stream_fast8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm7
@@ -8073,8 +8267,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -8245,21 +8446,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm10, %ymm7, %ymm7
 	vpxor	%ymm9, %ymm7, %ymm7
 	vpxor	%ymm8, %ymm0, %ymm9
-	vmovdqu	%ymm9, (%r9)
+	vmovdqu	%ymm9, (%r10)
 	vpxor	%ymm8, %ymm1, %ymm9
-	vmovdqu	%ymm9, 32(%r9)
+	vmovdqu	%ymm9, 32(%r10)
 	vpxor	%ymm8, %ymm2, %ymm9
-	vmovdqu	%ymm9, 64(%r9)
+	vmovdqu	%ymm9, 64(%r10)
 	vpxor	%ymm8, %ymm3, %ymm9
-	vmovdqu	%ymm9, 96(%r9)
+	vmovdqu	%ymm9, 96(%r10)
 	vpxor	%ymm8, %ymm4, %ymm9
-	vmovdqu	%ymm9, 128(%r9)
+	vmovdqu	%ymm9, 128(%r10)
 	vpxor	%ymm8, %ymm5, %ymm9
-	vmovdqu	%ymm9, 160(%r9)
+	vmovdqu	%ymm9, 160(%r10)
 	vpxor	%ymm8, %ymm6, %ymm9
-	vmovdqu	%ymm9, 192(%r9)
+	vmovdqu	%ymm9, 192(%r10)
 	vpxor	%ymm8, %ymm7, %ymm9
-	vmovdqu	%ymm9, 224(%r9)
+	vmovdqu	%ymm9, 224(%r10)
 	vbroadcasti128	48(%rdi), %ymm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm9
@@ -9088,13 +9289,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm7, %ymm7
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm7, %ymm7
 	vpxor	%ymm8, %ymm7, %ymm7
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_11
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_11
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_11:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -9124,6 +9338,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill4_256
+.Laesgen_gfni256_face_r2_xor_stream_fast4_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm3
@@ -9566,8 +9781,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_fill4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -9658,13 +9880,13 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm6, %ymm3, %ymm3
 	vpxor	%ymm5, %ymm3, %ymm3
 	vpxor	%ymm4, %ymm0, %ymm5
-	vmovdqu	%ymm5, (%r9)
+	vmovdqu	%ymm5, (%r10)
 	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm5, 32(%r9)
+	vmovdqu	%ymm5, 32(%r10)
 	vpxor	%ymm4, %ymm2, %ymm5
-	vmovdqu	%ymm5, 64(%r9)
+	vmovdqu	%ymm5, 64(%r10)
 	vpxor	%ymm4, %ymm3, %ymm5
-	vmovdqu	%ymm5, 96(%r9)
+	vmovdqu	%ymm5, 96(%r10)
 	vbroadcasti128	48(%rdi), %ymm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
@@ -10085,13 +10307,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
 	vpxor	%ymm4, %ymm3, %ymm3
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_12
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_12
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_12:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -10113,6 +10348,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try1_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill2_256
+.Laesgen_gfni256_face_r2_xor_stream_fast2_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm1
@@ -10345,8 +10581,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_fill2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -10397,9 +10640,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm4, %ymm1, %ymm1
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpxor	%ymm2, %ymm0, %ymm3
-	vmovdqu	%ymm3, (%r9)
+	vmovdqu	%ymm3, (%r10)
 	vpxor	%ymm2, %ymm1, %ymm3
-	vmovdqu	%ymm3, 32(%r9)
+	vmovdqu	%ymm3, 32(%r10)
 	vbroadcasti128	48(%rdi), %ymm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
@@ -10616,13 +10859,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
 	vpxor	%ymm2, %ymm1, %ymm1
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_13
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_13:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_13
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_13
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_13:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_13
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_13:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_13:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -10640,6 +10896,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill1_256
+.Laesgen_gfni256_face_r2_xor_stream_fast1_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	368(%rdi), %ymm0
@@ -10767,8 +11024,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_fill1_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	368(%rdi), %ymm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -10799,7 +11063,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%ymm3, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm1
-	vmovdqu	%ymm1, (%r9)
+	vmovdqu	%ymm1, (%r10)
 	vbroadcasti128	48(%rdi), %ymm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
@@ -10914,13 +11178,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_14
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_14:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_14
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_14
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_14:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_14
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_14:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_14:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	addq	$2, %rax
@@ -10932,6 +11209,7 @@ aesgen_gfni256_face_r2_xor_stream:
 .Laesgen_gfni256_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill256
+.Laesgen_gfni256_face_r2_xor_stream_single_fast256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm0
@@ -11077,8 +11355,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end256
 .Laesgen_gfni256_face_r2_xor_stream_single_fill256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -11107,7 +11392,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	48(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
@@ -11222,13 +11507,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r2_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni256_face_r2_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_15
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_15:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_15
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_15
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_15:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_15
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_15:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_15:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_6
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -11291,7 +11589,6 @@ aesgen_gfni256_face_r2_xor_stream:
 	vmovdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -11299,23 +11596,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni256_face_r2_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok256
 .Laesgen_gfni256_face_r2_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok256
 .Laesgen_gfni256_face_r2_xor_stream_return:
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_gfni256_face_r2_xor_stream, .-aesgen_gfni256_face_r2_xor_stream
 	.section	.rodata

@@ -1249,6 +1249,7 @@ aesgen_table_face_r2_xor_stream:
 	jb	.Laesgen_table_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_table_face_r2_xor_stream_fill128
+.Laesgen_table_face_r2_xor_stream_fast:
 	shlq	$4, %r9
 	movl	368(%rdi), %r10d
 	xorl	384(%rdi,%r9,1), %r10d
@@ -1625,7 +1626,8 @@ aesgen_table_face_r2_xor_stream:
 	jmp	.Laesgen_table_face_r2_xor_stream_top128
 .Laesgen_table_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_table_face_r2_xor_stream_fill128
+	jne	.Laesgen_table_face_r2_xor_stream_single_fill128
+.Laesgen_table_face_r2_xor_stream_single_fast:
 	shlq	$4, %r9
 	movl	368(%rdi), %r10d
 	xorl	384(%rdi,%r9,1), %r10d
@@ -2006,7 +2008,22 @@ aesgen_table_face_r2_xor_stream:
 	subq	%rcx, %r9
 	movq	%r9, 288(%rdi)
 	jmp	.Laesgen_table_face_r2_xor_stream_end128
+.Laesgen_table_face_r2_xor_stream_single_fill128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r2_xor_stream_single_fast
+	jmp	.Laesgen_table_face_r2_xor_stream_fill_block128
 .Laesgen_table_face_r2_xor_stream_fill128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r2_xor_stream_fast
+.Laesgen_table_face_r2_xor_stream_fill_block128:
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9
@@ -2119,7 +2136,27 @@ aesgen_table_face_r2_xor_stream:
 	movl	%r11d, %r12d
 	xorl	380(%rdi), %r12d
 	movl	%r12d, 396(%rdi,%r10,1)
-	addq	$1, 336(%rdi)
+	movzbl	%r8b, %r10d
+	movq	%r10, %r12
+	subq	328(%rdi), %r12
+	andq	$255, %r12
+	movq	336(%rdi), %r13
+	cmpq	%r13, %r12
+	ja	.Laesgen_table_face_r2_xor_stream_run_restart
+	addq	$1, %r12
+	cmpq	%r13, %r12
+	cmovaq	%r12, %r13
+	cmpq	$256, %r13
+	jb	.Laesgen_table_face_r2_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r13
+.Laesgen_table_face_r2_xor_stream_run_grown:
+	movq	%r13, 336(%rdi)
+	jmp	.Laesgen_table_face_r2_xor_stream_run_done
+.Laesgen_table_face_r2_xor_stream_run_restart:
+	movq	%r10, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_table_face_r2_xor_stream_run_done:
 	movzbl	%r9b, %r10d
 	movl	(%rax,%r10,4), %r10d
 	shrq	$8, %r9
@@ -2627,7 +2664,6 @@ aesgen_table_face_r2_xor_stream:
 	movq	264(%rdi), %r10
 	movq	%r9, 296(%rdi)
 	movq	%r10, 304(%rdi)
-	movzbl	%r8b, %ebx
 	movabsq	$0xff0000000000, %r9
 	andq	%r8, %r9
 	movabsq	$0xff00000000ff0000, %r11
@@ -2635,19 +2671,13 @@ aesgen_table_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_table_face_r2_xor_stream_restart
 	cmpq	320(%rdi), %r11
-	jne	.Laesgen_table_face_r2_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_table_face_r2_xor_stream_window_ok
-	movq	328(%rdi), %r10
-	addq	336(%rdi), %r10
-	andq	$255, %r10
-	cmpq	%rbx, %r10
 	je	.Laesgen_table_face_r2_xor_stream_window_ok
 .Laesgen_table_face_r2_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r11, 320(%rdi)
-	movq	%rbx, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	jmp	.Laesgen_table_face_r2_xor_stream_window_ok
 .Laesgen_table_face_r2_xor_stream_window_ok:
 	movzbl	%r8b, %r9d
 	jmp	.Laesgen_table_face_r2_xor_stream_checked128
@@ -2666,6 +2696,7 @@ aesgen_table_face_r2_xor_stream:
 	jb	.Laesgen_table_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_table_face_r2_xor_stream_fill192
+.Laesgen_table_face_r2_xor_stream_fast_2:
 	shlq	$4, %r9
 	movl	368(%rdi), %r10d
 	xorl	384(%rdi,%r9,1), %r10d
@@ -3130,7 +3161,8 @@ aesgen_table_face_r2_xor_stream:
 	jmp	.Laesgen_table_face_r2_xor_stream_top192
 .Laesgen_table_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_table_face_r2_xor_stream_fill192
+	jne	.Laesgen_table_face_r2_xor_stream_single_fill192
+.Laesgen_table_face_r2_xor_stream_single_fast_2:
 	shlq	$4, %r9
 	movl	368(%rdi), %r10d
 	xorl	384(%rdi,%r9,1), %r10d
@@ -3599,7 +3631,22 @@ aesgen_table_face_r2_xor_stream:
 	subq	%rcx, %r9
 	movq	%r9, 288(%rdi)
 	jmp	.Laesgen_table_face_r2_xor_stream_end192
+.Laesgen_table_face_r2_xor_stream_single_fill192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r2_xor_stream_single_fast_2
+	jmp	.Laesgen_table_face_r2_xor_stream_fill_block192
 .Laesgen_table_face_r2_xor_stream_fill192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r2_xor_stream_fast_2
+.Laesgen_table_face_r2_xor_stream_fill_block192:
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9
@@ -3712,7 +3759,27 @@ aesgen_table_face_r2_xor_stream:
 	movl	%r11d, %r12d
 	xorl	380(%rdi), %r12d
 	movl	%r12d, 396(%rdi,%r10,1)
-	addq	$1, 336(%rdi)
+	movzbl	%r8b, %r10d
+	movq	%r10, %r12
+	subq	328(%rdi), %r12
+	andq	$255, %r12
+	movq	336(%rdi), %r13
+	cmpq	%r13, %r12
+	ja	.Laesgen_table_face_r2_xor_stream_run_restart_2
+	addq	$1, %r12
+	cmpq	%r13, %r12
+	cmovaq	%r12, %r13
+	cmpq	$256, %r13
+	jb	.Laesgen_table_face_r2_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r13
+.Laesgen_table_face_r2_xor_stream_run_grown_2:
+	movq	%r13, 336(%rdi)
+	jmp	.Laesgen_table_face_r2_xor_stream_run_done_2
+.Laesgen_table_face_r2_xor_stream_run_restart_2:
+	movq	%r10, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_table_face_r2_xor_stream_run_done_2:
 	movzbl	%r9b, %r10d
 	movl	(%rax,%r10,4), %r10d
 	shrq	$8, %r9
@@ -4308,7 +4375,6 @@ aesgen_table_face_r2_xor_stream:
 	movq	264(%rdi), %r10
 	movq	%r9, 296(%rdi)
 	movq	%r10, 304(%rdi)
-	movzbl	%r8b, %ebx
 	movabsq	$0xff0000000000, %r9
 	andq	%r8, %r9
 	movabsq	$0xff00000000ff0000, %r11
@@ -4316,19 +4382,13 @@ aesgen_table_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_table_face_r2_xor_stream_restart_2
 	cmpq	320(%rdi), %r11
-	jne	.Laesgen_table_face_r2_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_table_face_r2_xor_stream_window_ok_2
-	movq	328(%rdi), %r10
-	addq	336(%rdi), %r10
-	andq	$255, %r10
-	cmpq	%rbx, %r10
 	je	.Laesgen_table_face_r2_xor_stream_window_ok_2
 .Laesgen_table_face_r2_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r11, 320(%rdi)
-	movq	%rbx, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	jmp	.Laesgen_table_face_r2_xor_stream_window_ok_2
 .Laesgen_table_face_r2_xor_stream_window_ok_2:
 	movzbl	%r8b, %r9d
 	jmp	.Laesgen_table_face_r2_xor_stream_checked192
@@ -4347,6 +4407,7 @@ aesgen_table_face_r2_xor_stream:
 	jb	.Laesgen_table_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_table_face_r2_xor_stream_fill256
+.Laesgen_table_face_r2_xor_stream_fast_3:
 	shlq	$4, %r9
 	movl	368(%rdi), %r10d
 	xorl	384(%rdi,%r9,1), %r10d
@@ -4899,7 +4960,8 @@ aesgen_table_face_r2_xor_stream:
 	jmp	.Laesgen_table_face_r2_xor_stream_top256
 .Laesgen_table_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_table_face_r2_xor_stream_fill256
+	jne	.Laesgen_table_face_r2_xor_stream_single_fill256
+.Laesgen_table_face_r2_xor_stream_single_fast_3:
 	shlq	$4, %r9
 	movl	368(%rdi), %r10d
 	xorl	384(%rdi,%r9,1), %r10d
@@ -5456,7 +5518,22 @@ aesgen_table_face_r2_xor_stream:
 	subq	%rcx, %r9
 	movq	%r9, 288(%rdi)
 	jmp	.Laesgen_table_face_r2_xor_stream_end256
+.Laesgen_table_face_r2_xor_stream_single_fill256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r2_xor_stream_single_fast_3
+	jmp	.Laesgen_table_face_r2_xor_stream_fill_block256
 .Laesgen_table_face_r2_xor_stream_fill256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r2_xor_stream_fast_3
+.Laesgen_table_face_r2_xor_stream_fill_block256:
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9
@@ -5569,7 +5646,27 @@ aesgen_table_face_r2_xor_stream:
 	movl	%r11d, %r12d
 	xorl	380(%rdi), %r12d
 	movl	%r12d, 396(%rdi,%r10,1)
-	addq	$1, 336(%rdi)
+	movzbl	%r8b, %r10d
+	movq	%r10, %r12
+	subq	328(%rdi), %r12
+	andq	$255, %r12
+	movq	336(%rdi), %r13
+	cmpq	%r13, %r12
+	ja	.Laesgen_table_face_r2_xor_stream_run_restart_3
+	addq	$1, %r12
+	cmpq	%r13, %r12
+	cmovaq	%r12, %r13
+	cmpq	$256, %r13
+	jb	.Laesgen_table_face_r2_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r13
+.Laesgen_table_face_r2_xor_stream_run_grown_3:
+	movq	%r13, 336(%rdi)
+	jmp	.Laesgen_table_face_r2_xor_stream_run_done_3
+.Laesgen_table_face_r2_xor_stream_run_restart_3:
+	movq	%r10, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_table_face_r2_xor_stream_run_done_3:
 	movzbl	%r9b, %r10d
 	movl	(%rax,%r10,4), %r10d
 	shrq	$8, %r9
@@ -6253,7 +6350,6 @@ aesgen_table_face_r2_xor_stream:
 	movq	264(%rdi), %r10
 	movq	%r9, 296(%rdi)
 	movq	%r10, 304(%rdi)
-	movzbl	%r8b, %ebx
 	movabsq	$0xff0000000000, %r9
 	andq	%r8, %r9
 	movabsq	$0xff00000000ff0000, %r11
@@ -6261,19 +6357,13 @@ aesgen_table_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_table_face_r2_xor_stream_restart_3
 	cmpq	320(%rdi), %r11
-	jne	.Laesgen_table_face_r2_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_table_face_r2_xor_stream_window_ok_3
-	movq	328(%rdi), %r10
-	addq	336(%rdi), %r10
-	andq	$255, %r10
-	cmpq	%rbx, %r10
 	je	.Laesgen_table_face_r2_xor_stream_window_ok_3
 .Laesgen_table_face_r2_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r11, 320(%rdi)
-	movq	%rbx, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	jmp	.Laesgen_table_face_r2_xor_stream_window_ok_3
 .Laesgen_table_face_r2_xor_stream_window_ok_3:
 	movzbl	%r8b, %r9d
 	jmp	.Laesgen_table_face_r2_xor_stream_checked256

@@ -6278,6 +6278,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_128
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_128
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast8_128:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -6906,6 +6907,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_128
 	cmp	x6, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_128
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast4_128:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -7518,6 +7520,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single128
 	cmp	x6, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single128
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast2_128:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -8752,6 +8755,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_192
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_192
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast8_192:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -9371,6 +9375,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_192
 	cmp	x6, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_192
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast4_192:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -9978,6 +9983,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single192
 	cmp	x6, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single192
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast2_192:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -11207,6 +11213,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_256
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try4_256
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast8_256:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -11835,6 +11842,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_256
 	cmp	x6, #252
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_try2_256
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast4_256:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6
@@ -12447,6 +12455,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_single256
 	cmp	x6, #254
 	b.hi	.Laesgen_neon_bitsliced_face_none_xor_stream_single256
+.Laesgen_neon_bitsliced_face_none_xor_stream_fast2_256:
 	rev	x6, x5
 	rev	x8, x4
 	fmov	d1, x6

@@ -6283,6 +6283,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_128:
 	add	x6, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -6719,12 +6720,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_128:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_128
+	add	x8, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -6801,10 +6808,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_2:
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v5.16b, v3.16b
@@ -6888,30 +6895,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v7.16b
 	eor	v23.16b, v6.16b, v23.16b
 	and	v7.16b, v31.16b, v7.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v6.16b, v6.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v3.16b, v3.16b, v23.16b
 	eor	v7.16b, v7.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q24, [x8], #32
+	ldp	q6, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v4.16b, v4.16b, v19.16b
 	eor	v19.16b, v26.16b, v7.16b
 	eor	v7.16b, v7.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v16.16b, v16.16b, v27.16b
 	eor	v5.16b, v5.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v22.16b, v22.16b, v7.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v19.16b
 	eor	v18.16b, v18.16b, v4.16b
@@ -6972,7 +6979,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v21.16b, v28.16b
 	eor	v7.16b, v22.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_2
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -7026,21 +7033,21 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	q18, [x6, #384]
+	str	q18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	q18, [x6, #400]
+	str	q18, [x8, #400]
 	eor	v18.16b, v3.16b, v17.16b
-	str	q18, [x6, #416]
+	str	q18, [x8, #416]
 	eor	v18.16b, v4.16b, v17.16b
-	str	q18, [x6, #432]
+	str	q18, [x8, #432]
 	eor	v18.16b, v5.16b, v17.16b
-	str	q18, [x6, #448]
+	str	q18, [x8, #448]
 	eor	v18.16b, v6.16b, v17.16b
-	str	q18, [x6, #464]
+	str	q18, [x8, #464]
 	eor	v18.16b, v7.16b, v17.16b
-	str	q18, [x6, #480]
+	str	q18, [x8, #480]
 	eor	v18.16b, v16.16b, v17.16b
-	str	q18, [x6, #496]
+	str	q18, [x8, #496]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -7092,10 +7099,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_3:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -7179,30 +7186,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -7263,7 +7270,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_3
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -7442,13 +7449,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -7477,6 +7499,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128:
 	add	x6, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -7903,12 +7926,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_128:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128
+	add	x8, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -7977,10 +8006,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v3.16b
@@ -8064,30 +8093,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v3.16b, v3.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x8], #32
+	ldp	q7, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v4.16b, v4.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v17.16b, v17.16b, v27.16b
 	eor	v6.16b, v6.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v3.16b, v17.16b, v3.16b
 	eor	v17.16b, v17.16b, v19.16b
 	eor	v18.16b, v18.16b, v4.16b
@@ -8148,7 +8177,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -8202,13 +8231,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	q6, [x6, #384]
+	str	q6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	q6, [x6, #400]
+	str	q6, [x8, #400]
 	eor	v6.16b, v3.16b, v5.16b
-	str	q6, [x6, #416]
+	str	q6, [x8, #416]
 	eor	v6.16b, v4.16b, v5.16b
-	str	q6, [x6, #432]
+	str	q6, [x8, #432]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -8264,10 +8293,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -8351,30 +8380,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -8435,7 +8464,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -8614,13 +8643,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_2
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_2:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_2
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_2
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_2:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_2
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_2:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_2:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_2:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -8641,6 +8685,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128:
 	add	x6, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -9062,12 +9107,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_128:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128
+	add	x8, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #544]
@@ -9132,10 +9183,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v4.16b
@@ -9219,30 +9270,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x8], #32
+	ldp	q7, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v5.16b, v5.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v17.16b, v17.16b, v27.16b
 	eor	v6.16b, v6.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v5.16b, v5.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v4.16b, v17.16b, v4.16b
 	eor	v17.16b, v17.16b, v19.16b
 	eor	v18.16b, v18.16b, v5.16b
@@ -9303,7 +9354,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -9357,9 +9408,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	q4, [x6, #384]
+	str	q4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	q4, [x6, #400]
+	str	q4, [x8, #400]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -9417,10 +9468,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -9504,30 +9555,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -9588,7 +9639,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -9767,13 +9818,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_3
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_3:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_3:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_3:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -9786,6 +9852,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128:
 	add	x6, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
 	ldr	q1, [x6, #384]
@@ -10226,12 +10293,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill128:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128
+	add	x8, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #544]
 	movi	v3.2d, #0x0000000000000000
@@ -10294,10 +10367,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11:
 	eor	v18.16b, v17.16b, v3.16b
 	eor	v19.16b, v6.16b, v4.16b
@@ -10381,30 +10454,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v3.16b
 	and	v3.16b, v21.16b, v3.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x8], #32
+	ldp	q7, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v5.16b, v5.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v17.16b, v17.16b, v27.16b
 	eor	v6.16b, v6.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v5.16b, v5.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v4.16b, v17.16b, v4.16b
 	eor	v17.16b, v17.16b, v19.16b
 	eor	v18.16b, v18.16b, v5.16b
@@ -10465,7 +10538,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -10519,7 +10592,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	q2, [x6, #384]
+	str	q2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -10578,10 +10651,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #7
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -10665,30 +10738,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -10749,7 +10822,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -10928,13 +11001,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_4
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_4:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_4
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_4:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2
 	ldr	q2, [x2], #16
@@ -11263,22 +11351,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_aes192:
 	ldp	x4, x5, [x0, #256]
@@ -11304,6 +11384,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192:
 	add	x6, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -11749,12 +11830,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_192:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192
+	add	x8, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -11831,10 +11918,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15:
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v5.16b, v3.16b
@@ -11918,30 +12005,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v7.16b
 	eor	v23.16b, v6.16b, v23.16b
 	and	v7.16b, v31.16b, v7.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v6.16b, v6.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v3.16b, v3.16b, v23.16b
 	eor	v7.16b, v7.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q24, [x8], #32
+	ldp	q6, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v4.16b, v4.16b, v19.16b
 	eor	v19.16b, v26.16b, v7.16b
 	eor	v7.16b, v7.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v16.16b, v16.16b, v27.16b
 	eor	v5.16b, v5.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v22.16b, v22.16b, v7.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v19.16b
 	eor	v18.16b, v18.16b, v4.16b
@@ -12002,7 +12089,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v21.16b, v28.16b
 	eor	v7.16b, v22.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -12056,21 +12143,21 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	q18, [x6, #384]
+	str	q18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	q18, [x6, #400]
+	str	q18, [x8, #400]
 	eor	v18.16b, v3.16b, v17.16b
-	str	q18, [x6, #416]
+	str	q18, [x8, #416]
 	eor	v18.16b, v4.16b, v17.16b
-	str	q18, [x6, #432]
+	str	q18, [x8, #432]
 	eor	v18.16b, v5.16b, v17.16b
-	str	q18, [x6, #448]
+	str	q18, [x8, #448]
 	eor	v18.16b, v6.16b, v17.16b
-	str	q18, [x6, #464]
+	str	q18, [x8, #464]
 	eor	v18.16b, v7.16b, v17.16b
-	str	q18, [x6, #480]
+	str	q18, [x8, #480]
 	eor	v18.16b, v16.16b, v17.16b
-	str	q18, [x6, #496]
+	str	q18, [x8, #496]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -12122,10 +12209,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -12209,30 +12296,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -12293,7 +12380,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -12481,13 +12568,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	tbl	v6.16b, {v6.16b}, v17.16b
 	tbl	v7.16b, {v7.16b}, v17.16b
 	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_5
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_5:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_5:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_5:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -12516,6 +12618,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192:
 	add	x6, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -12947,12 +13050,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_192:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192
+	add	x8, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -13021,10 +13130,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v3.16b
@@ -13108,30 +13217,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v3.16b, v3.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x8], #32
+	ldp	q7, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v4.16b, v4.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v17.16b, v17.16b, v27.16b
 	eor	v6.16b, v6.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v3.16b, v17.16b, v3.16b
 	eor	v17.16b, v17.16b, v19.16b
 	eor	v18.16b, v18.16b, v4.16b
@@ -13192,7 +13301,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -13246,13 +13355,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	q6, [x6, #384]
+	str	q6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	q6, [x6, #400]
+	str	q6, [x8, #400]
 	eor	v6.16b, v3.16b, v5.16b
-	str	q6, [x6, #416]
+	str	q6, [x8, #416]
 	eor	v6.16b, v4.16b, v5.16b
-	str	q6, [x6, #432]
+	str	q6, [x8, #432]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -13308,10 +13417,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -13395,30 +13504,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -13479,7 +13588,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -13663,13 +13772,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	tbl	v2.16b, {v2.16b}, v20.16b
 	tbl	v3.16b, {v3.16b}, v20.16b
 	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_6
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_6:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_6:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_6:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -13690,6 +13814,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192:
 	add	x6, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -14114,12 +14239,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_192:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192
+	add	x8, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #544]
@@ -14184,10 +14315,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_21:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v4.16b
@@ -14271,30 +14402,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x8], #32
+	ldp	q7, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v5.16b, v5.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v17.16b, v17.16b, v27.16b
 	eor	v6.16b, v6.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v5.16b, v5.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v4.16b, v17.16b, v4.16b
 	eor	v17.16b, v17.16b, v19.16b
 	eor	v18.16b, v18.16b, v5.16b
@@ -14355,7 +14486,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_21
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -14409,9 +14540,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	q4, [x6, #384]
+	str	q4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	q4, [x6, #400]
+	str	q4, [x8, #400]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -14469,10 +14600,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_22:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -14556,30 +14687,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -14640,7 +14771,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_22
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -14822,13 +14953,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v21.16b
 	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_7
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_7:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_7:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_7:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -14841,6 +14987,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192:
 	add	x6, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
 	ldr	q1, [x6, #384]
@@ -15283,12 +15430,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill192:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192
+	add	x8, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #544]
 	movi	v3.2d, #0x0000000000000000
@@ -15351,10 +15504,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_24:
 	eor	v18.16b, v17.16b, v3.16b
 	eor	v19.16b, v6.16b, v4.16b
@@ -15438,30 +15591,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v3.16b
 	and	v3.16b, v21.16b, v3.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x8], #32
+	ldp	q7, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v5.16b, v5.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v17.16b, v17.16b, v27.16b
 	eor	v6.16b, v6.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v5.16b, v5.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v4.16b, v17.16b, v4.16b
 	eor	v17.16b, v17.16b, v19.16b
 	eor	v18.16b, v18.16b, v5.16b
@@ -15522,7 +15675,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_24
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -15576,7 +15729,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	q2, [x6, #384]
+	str	q2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -15635,10 +15788,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #9
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -15722,30 +15875,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -15806,7 +15959,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -15987,13 +16140,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
 	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_8
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_8:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_8:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_4
 	ldr	q2, [x2], #16
@@ -16322,22 +16490,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart_2:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_aes256:
 	ldp	x4, x5, [x0, #256]
@@ -16363,6 +16523,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256:
 	add	x6, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -16799,12 +16960,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill8_256:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256
+	add	x8, x0, x6, lsl #4
 	ldr	q17, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -16881,10 +17048,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28:
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v5.16b, v3.16b
@@ -16968,30 +17135,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v7.16b
 	eor	v23.16b, v6.16b, v23.16b
 	and	v7.16b, v31.16b, v7.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v6.16b, v6.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v3.16b, v3.16b, v23.16b
 	eor	v7.16b, v7.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q24, [x8], #32
+	ldp	q6, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v4.16b, v4.16b, v19.16b
 	eor	v19.16b, v26.16b, v7.16b
 	eor	v7.16b, v7.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v16.16b, v16.16b, v27.16b
 	eor	v5.16b, v5.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v22.16b, v22.16b, v7.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v19.16b
 	eor	v18.16b, v18.16b, v4.16b
@@ -17052,7 +17219,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v21.16b, v28.16b
 	eor	v7.16b, v22.16b, v29.16b
 	eor	v16.16b, v24.16b, v16.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -17106,21 +17273,21 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v18.16b, v1.16b, v17.16b
-	str	q18, [x6, #384]
+	str	q18, [x8, #384]
 	eor	v18.16b, v2.16b, v17.16b
-	str	q18, [x6, #400]
+	str	q18, [x8, #400]
 	eor	v18.16b, v3.16b, v17.16b
-	str	q18, [x6, #416]
+	str	q18, [x8, #416]
 	eor	v18.16b, v4.16b, v17.16b
-	str	q18, [x6, #432]
+	str	q18, [x8, #432]
 	eor	v18.16b, v5.16b, v17.16b
-	str	q18, [x6, #448]
+	str	q18, [x8, #448]
 	eor	v18.16b, v6.16b, v17.16b
-	str	q18, [x6, #464]
+	str	q18, [x8, #464]
 	eor	v18.16b, v7.16b, v17.16b
-	str	q18, [x6, #480]
+	str	q18, [x8, #480]
 	eor	v18.16b, v16.16b, v17.16b
-	str	q18, [x6, #496]
+	str	q18, [x8, #496]
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -17172,10 +17339,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -17259,30 +17426,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -17343,7 +17510,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -17522,13 +17689,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #8
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_9
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_9:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9
+	add	x8, x8, #8
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_9:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9:
+	mov	x8, #8
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_9:
 	ldp	q17, q18, [x2], #32
 	eor	v1.16b, v1.16b, v17.16b
 	eor	v2.16b, v2.16b, v18.16b
@@ -17557,6 +17739,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256:
 	add	x6, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -17983,12 +18166,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill4_256:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256
+	add	x8, x0, x6, lsl #4
 	ldr	q5, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
@@ -18057,10 +18246,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v3.16b
@@ -18144,30 +18333,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v3.16b, v3.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x8], #32
+	ldp	q7, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v4.16b, v4.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v17.16b, v17.16b, v27.16b
 	eor	v6.16b, v6.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v3.16b, v17.16b, v3.16b
 	eor	v17.16b, v17.16b, v19.16b
 	eor	v18.16b, v18.16b, v4.16b
@@ -18228,7 +18417,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -18282,13 +18471,13 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
 	eor	v6.16b, v1.16b, v5.16b
-	str	q6, [x6, #384]
+	str	q6, [x8, #384]
 	eor	v6.16b, v2.16b, v5.16b
-	str	q6, [x6, #400]
+	str	q6, [x8, #400]
 	eor	v6.16b, v3.16b, v5.16b
-	str	q6, [x6, #416]
+	str	q6, [x8, #416]
 	eor	v6.16b, v4.16b, v5.16b
-	str	q6, [x6, #432]
+	str	q6, [x8, #432]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -18344,10 +18533,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -18431,30 +18620,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -18515,7 +18704,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -18694,13 +18883,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #4
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_10
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_10:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10
+	add	x8, x8, #4
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_10:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10:
+	mov	x8, #4
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_10:
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -18721,6 +18925,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256:
 	add	x6, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
 	ldp	q1, q2, [x6, #384]
@@ -19142,12 +19347,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_fill2_256:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256
+	add	x8, x0, x6, lsl #4
 	ldr	q3, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
 	ldr	q6, [x0]
 	ldr	q18, [x7, #544]
@@ -19212,10 +19423,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v4.16b
@@ -19299,30 +19510,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v2.16b
 	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x8], #32
+	ldp	q7, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v5.16b, v5.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v17.16b, v17.16b, v27.16b
 	eor	v6.16b, v6.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v5.16b, v5.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v4.16b, v17.16b, v4.16b
 	eor	v17.16b, v17.16b, v19.16b
 	eor	v18.16b, v18.16b, v5.16b
@@ -19383,7 +19594,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -19437,9 +19648,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v4.16b, v1.16b, v3.16b
-	str	q4, [x6, #384]
+	str	q4, [x8, #384]
 	eor	v4.16b, v2.16b, v3.16b
-	str	q4, [x6, #400]
+	str	q4, [x8, #400]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
@@ -19497,10 +19708,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -19584,30 +19795,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -19668,7 +19879,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -19847,13 +20058,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #2
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_11
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_11:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11
+	add	x8, x8, #2
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_11:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11:
+	mov	x8, #2
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_11:
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -19866,6 +20092,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256:
 	add	x6, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
 	ldr	q1, [x6, #384]
@@ -20306,12 +20533,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	str	x7, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single_fill256:
-	add	x6, x0, x6, lsl #4
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256
+	add	x8, x0, x6, lsl #4
 	ldr	q2, [x0, #368]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d1, x8
-	mov	v1.d[1], x9
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
 	ldr	q5, [x0]
 	ldr	q18, [x7, #544]
 	movi	v3.2d, #0x0000000000000000
@@ -20374,10 +20607,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
-	mov	x8, #0x1200
-	add	x8, x0, x8
-	add	x9, x7, #96
-	mov	x10, #2
+	mov	x9, #0x1200
+	add	x9, x0, x9
+	add	x10, x7, #96
+	mov	x11, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37:
 	eor	v18.16b, v17.16b, v3.16b
 	eor	v19.16b, v6.16b, v4.16b
@@ -20461,30 +20694,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v18.16b, v18.16b, v25.16b
 	and	v24.16b, v27.16b, v3.16b
 	and	v3.16b, v21.16b, v3.16b
-	ldp	q21, q25, [x8], #32
+	ldp	q21, q25, [x9], #32
 	and	v19.16b, v19.16b, v16.16b
 	eor	v23.16b, v7.16b, v23.16b
 	and	v16.16b, v31.16b, v16.16b
 	eor	v27.16b, v18.16b, v1.16b
 	eor	v7.16b, v7.16b, v9.16b
-	ldp	q28, q30, [x9], #32
+	ldp	q28, q30, [x10], #32
 	eor	v19.16b, v20.16b, v19.16b
 	eor	v4.16b, v4.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v27.16b
 	eor	v1.16b, v1.16b, v7.16b
-	ldp	q7, q24, [x8], #32
+	ldp	q7, q24, [x9], #32
 	eor	v27.16b, v29.16b, v19.16b
 	eor	v5.16b, v5.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
-	ldp	q23, q26, [x8], #32
+	ldp	q23, q26, [x9], #32
 	eor	v17.16b, v17.16b, v27.16b
 	eor	v6.16b, v6.16b, v27.16b
 	eor	v20.16b, v20.16b, v19.16b
 	eor	v5.16b, v5.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v4.16b, v17.16b, v4.16b
 	eor	v17.16b, v17.16b, v19.16b
 	eor	v18.16b, v18.16b, v5.16b
@@ -20545,7 +20778,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
-	subs	x10, x10, #1
+	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
@@ -20599,7 +20832,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
 	eor	v2.16b, v1.16b, v2.16b
-	str	q2, [x6, #384]
+	str	q2, [x8, #384]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
@@ -20658,10 +20891,10 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x6, #0x1300
-	add	x6, x0, x6
-	add	x8, x7, #32
-	mov	x9, #11
+	mov	x8, #0x1300
+	add	x8, x0, x8
+	add	x9, x7, #32
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -20745,30 +20978,30 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x6], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x6], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x6], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x6], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -20829,7 +21062,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -21008,13 +21241,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x6, [x0, #336]
-	add	x6, x6, #1
-	cmp	x6, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_12
-	mov	x6, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_fill_counted_12:
-	str	x6, [x0, #336]
+	ldp	x8, x9, [x0, #328]
+	sub	x8, x6, x8
+	and	x8, x8, #255
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12
+	add	x8, x8, #1
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_12
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_keep_12:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12
+	mov	x9, #256
+	stp	xzr, x9, [x0, #328]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12:
+	mov	x8, #1
+	stp	x6, x8, [x0, #328]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12:
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_6
 	ldr	q2, [x2], #16
@@ -21343,22 +21591,14 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x8, x5, x8
-	and	x9, x4, #255
-	ldp	x10, x11, [x0, #312]
-	cmp	x6, x10
+	ldp	x9, x10, [x0, #312]
+	cmp	x6, x9
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_3
-	cmp	x8, x11
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_restart_3
-	ldp	x10, x11, [x0, #328]
-	cmp	x11, #256
-	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256
-	add	x10, x10, x11
-	and	x10, x10, #255
-	cmp	x10, x9
+	cmp	x8, x10
 	b.eq	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_restart_3:
 	stp	x6, x8, [x0, #312]
-	stp	x9, xzr, [x0, #328]
+	stp	xzr, xzr, [x0, #328]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_window_ok256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_return:
 	eor	v0.16b, v0.16b, v0.16b

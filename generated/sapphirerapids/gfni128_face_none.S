@@ -763,6 +763,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try4_128
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_128
+.Laesgen_gfni128_face_none_xor_stream_fast8_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -2192,6 +2193,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try2_128
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_128
+.Laesgen_gfni128_face_none_xor_stream_fast4_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -2921,6 +2923,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_single128
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_128
+.Laesgen_gfni128_face_none_xor_stream_fast2_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -3446,6 +3449,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try4_192
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_192
+.Laesgen_gfni128_face_none_xor_stream_fast8_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -5163,6 +5167,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try2_192
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_192
+.Laesgen_gfni128_face_none_xor_stream_fast4_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -6036,6 +6041,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_single192
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_192
+.Laesgen_gfni128_face_none_xor_stream_fast2_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -6653,6 +6659,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try4_256
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_256
+.Laesgen_gfni128_face_none_xor_stream_fast8_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -8658,6 +8665,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_try2_256
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_256
+.Laesgen_gfni128_face_none_xor_stream_fast4_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -9675,6 +9683,7 @@ aesgen_gfni128_face_none_xor_stream:
 	ja	.Laesgen_gfni128_face_none_xor_stream_single256
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_256
+.Laesgen_gfni128_face_none_xor_stream_fast2_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20

@@ -702,7 +702,6 @@ aesgen_gfni128_face_r2_set_iv:
 	.p2align	5
 aesgen_gfni128_face_r2_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni128_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -770,6 +769,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill8_128
+.Laesgen_gfni128_face_r2_xor_stream_fast8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm23
@@ -1332,8 +1332,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast8_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm24
 	vmovq	%rax, %xmm23
 	vmovq	%r8, %xmm16
@@ -1500,21 +1507,21 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm25, %xmm26, %xmm23
 	vpxorq	%xmm2, %xmm23, %xmm23
 	vpxorq	%xmm24, %xmm16, %xmm25
-	vmovdqa64	%xmm25, (%r9)
+	vmovdqa64	%xmm25, (%r10)
 	vpxorq	%xmm24, %xmm17, %xmm25
-	vmovdqa64	%xmm25, 16(%r9)
+	vmovdqa64	%xmm25, 16(%r10)
 	vpxorq	%xmm24, %xmm18, %xmm25
-	vmovdqa64	%xmm25, 32(%r9)
+	vmovdqa64	%xmm25, 32(%r10)
 	vpxorq	%xmm24, %xmm19, %xmm25
-	vmovdqa64	%xmm25, 48(%r9)
+	vmovdqa64	%xmm25, 48(%r10)
 	vpxorq	%xmm24, %xmm20, %xmm25
-	vmovdqa64	%xmm25, 64(%r9)
+	vmovdqa64	%xmm25, 64(%r10)
 	vpxorq	%xmm24, %xmm21, %xmm25
-	vmovdqa64	%xmm25, 80(%r9)
+	vmovdqa64	%xmm25, 80(%r10)
 	vpxorq	%xmm24, %xmm22, %xmm25
-	vmovdqa64	%xmm25, 96(%r9)
+	vmovdqa64	%xmm25, 96(%r10)
 	vpxorq	%xmm24, %xmm23, %xmm25
-	vmovdqa64	%xmm25, 112(%r9)
+	vmovdqa64	%xmm25, 112(%r10)
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm24
 	vpshufb	%xmm13, %xmm16, %xmm25
@@ -2043,13 +2050,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
 	vpshufb	%xmm12, %xmm23, %xmm23
 	vpxorq	%xmm10, %xmm23, %xmm23
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done
+.Laesgen_gfni128_face_r2_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done:
 	vpxorq	(%rdx), %xmm16, %xmm16
 	vmovdqu64	%xmm16, (%rsi)
 	vpxorq	16(%rdx), %xmm17, %xmm17
@@ -2079,6 +2099,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill4_128
+.Laesgen_gfni128_face_r2_xor_stream_fast4_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm19
@@ -2365,8 +2386,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_fill4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast4_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm20
 	vmovq	%rax, %xmm19
 	vmovq	%r8, %xmm16
@@ -2453,13 +2481,13 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm21, %xmm22, %xmm19
 	vpxorq	%xmm2, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm16, %xmm21
-	vmovdqa64	%xmm21, (%r9)
+	vmovdqa64	%xmm21, (%r10)
 	vpxorq	%xmm20, %xmm17, %xmm21
-	vmovdqa64	%xmm21, 16(%r9)
+	vmovdqa64	%xmm21, 16(%r10)
 	vpxorq	%xmm20, %xmm18, %xmm21
-	vmovdqa64	%xmm21, 32(%r9)
+	vmovdqa64	%xmm21, 32(%r10)
 	vpxorq	%xmm20, %xmm19, %xmm21
-	vmovdqa64	%xmm21, 48(%r9)
+	vmovdqa64	%xmm21, 48(%r10)
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm20
 	vpshufb	%xmm13, %xmm16, %xmm21
@@ -2724,13 +2752,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
 	vpshufb	%xmm12, %xmm19, %xmm19
 	vpxorq	%xmm10, %xmm19, %xmm19
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_2
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_2
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_2:
 	vpxorq	(%rdx), %xmm16, %xmm16
 	vmovdqu64	%xmm16, (%rsi)
 	vpxorq	16(%rdx), %xmm17, %xmm17
@@ -2752,6 +2793,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill2_128
+.Laesgen_gfni128_face_r2_xor_stream_fast2_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm17
@@ -2900,8 +2942,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top128
 .Laesgen_gfni128_face_r2_xor_stream_fill2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast2_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm18
 	vmovq	%rax, %xmm17
 	vmovq	%r8, %xmm16
@@ -2948,9 +2997,9 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm19, %xmm20, %xmm17
 	vpxorq	%xmm2, %xmm17, %xmm17
 	vpxorq	%xmm18, %xmm16, %xmm19
-	vmovdqa64	%xmm19, (%r9)
+	vmovdqa64	%xmm19, (%r10)
 	vpxorq	%xmm18, %xmm17, %xmm19
-	vmovdqa64	%xmm19, 16(%r9)
+	vmovdqa64	%xmm19, 16(%r10)
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm18
 	vpshufb	%xmm13, %xmm16, %xmm19
@@ -3083,13 +3132,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
 	vpshufb	%xmm12, %xmm17, %xmm17
 	vpxorq	%xmm10, %xmm17, %xmm17
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_3
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_3
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_3:
 	vpxorq	(%rdx), %xmm16, %xmm16
 	vmovdqu64	%xmm16, (%rsi)
 	vpxorq	16(%rdx), %xmm17, %xmm17
@@ -3103,6 +3165,7 @@ aesgen_gfni128_face_r2_xor_stream:
 .Laesgen_gfni128_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill128
+.Laesgen_gfni128_face_r2_xor_stream_single_fast128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm16
@@ -3200,8 +3263,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_end128
 .Laesgen_gfni128_face_r2_xor_stream_single_fill128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_single_fast128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm17
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm18
@@ -3228,7 +3298,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm18, %xmm19, %xmm16
 	vpxorq	%xmm2, %xmm16, %xmm16
 	vpxorq	%xmm17, %xmm16, %xmm17
-	vmovdqa64	%xmm17, (%r9)
+	vmovdqa64	%xmm17, (%r10)
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm17
 	vpshufb	%xmm13, %xmm16, %xmm18
@@ -3295,13 +3365,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm16
 	vpxorq	%xmm10, %xmm16, %xmm16
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_4
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_4
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_4:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_partial_2
 	vpxorq	(%rdx), %xmm16, %xmm16
@@ -3361,7 +3444,6 @@ aesgen_gfni128_face_r2_xor_stream:
 	vmovdqa64	%xmm16, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3369,18 +3451,11 @@ aesgen_gfni128_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r2_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok128
 .Laesgen_gfni128_face_r2_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_window_ok128
 .Laesgen_gfni128_face_r2_xor_stream_aes192:
@@ -3421,6 +3496,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill8_192
+.Laesgen_gfni128_face_r2_xor_stream_fast8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm25
@@ -4127,8 +4203,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast8_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm26
 	vmovq	%rax, %xmm25
 	vmovq	%r8, %xmm18
@@ -4295,21 +4378,21 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm27, %xmm28, %xmm25
 	vpxorq	%xmm2, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm18, %xmm27
-	vmovdqa64	%xmm27, (%r9)
+	vmovdqa64	%xmm27, (%r10)
 	vpxorq	%xmm26, %xmm19, %xmm27
-	vmovdqa64	%xmm27, 16(%r9)
+	vmovdqa64	%xmm27, 16(%r10)
 	vpxorq	%xmm26, %xmm20, %xmm27
-	vmovdqa64	%xmm27, 32(%r9)
+	vmovdqa64	%xmm27, 32(%r10)
 	vpxorq	%xmm26, %xmm21, %xmm27
-	vmovdqa64	%xmm27, 48(%r9)
+	vmovdqa64	%xmm27, 48(%r10)
 	vpxorq	%xmm26, %xmm22, %xmm27
-	vmovdqa64	%xmm27, 64(%r9)
+	vmovdqa64	%xmm27, 64(%r10)
 	vpxorq	%xmm26, %xmm23, %xmm27
-	vmovdqa64	%xmm27, 80(%r9)
+	vmovdqa64	%xmm27, 80(%r10)
 	vpxorq	%xmm26, %xmm24, %xmm27
-	vmovdqa64	%xmm27, 96(%r9)
+	vmovdqa64	%xmm27, 96(%r10)
 	vpxorq	%xmm26, %xmm25, %xmm27
-	vmovdqa64	%xmm27, 112(%r9)
+	vmovdqa64	%xmm27, 112(%r10)
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm26
 	vpshufb	%xmm15, %xmm18, %xmm27
@@ -4982,13 +5065,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
 	vpshufb	%xmm14, %xmm25, %xmm25
 	vpxorq	%xmm12, %xmm25, %xmm25
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_5
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_5
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_5:
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	vpxorq	16(%rdx), %xmm19, %xmm19
@@ -5018,6 +5114,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill4_192
+.Laesgen_gfni128_face_r2_xor_stream_fast4_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm21
@@ -5376,8 +5473,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_fill4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast4_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm22
 	vmovq	%rax, %xmm21
 	vmovq	%r8, %xmm18
@@ -5464,13 +5568,13 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm23, %xmm24, %xmm21
 	vpxorq	%xmm2, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm18, %xmm23
-	vmovdqa64	%xmm23, (%r9)
+	vmovdqa64	%xmm23, (%r10)
 	vpxorq	%xmm22, %xmm19, %xmm23
-	vmovdqa64	%xmm23, 16(%r9)
+	vmovdqa64	%xmm23, 16(%r10)
 	vpxorq	%xmm22, %xmm20, %xmm23
-	vmovdqa64	%xmm23, 32(%r9)
+	vmovdqa64	%xmm23, 32(%r10)
 	vpxorq	%xmm22, %xmm21, %xmm23
-	vmovdqa64	%xmm23, 48(%r9)
+	vmovdqa64	%xmm23, 48(%r10)
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm22
 	vpshufb	%xmm15, %xmm18, %xmm23
@@ -5807,13 +5911,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
 	vpshufb	%xmm14, %xmm21, %xmm21
 	vpxorq	%xmm12, %xmm21, %xmm21
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_6
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_6
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_6:
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	vpxorq	16(%rdx), %xmm19, %xmm19
@@ -5835,6 +5952,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill2_192
+.Laesgen_gfni128_face_r2_xor_stream_fast2_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm19
@@ -6019,8 +6137,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top192
 .Laesgen_gfni128_face_r2_xor_stream_fill2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast2_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm20
 	vmovq	%rax, %xmm19
 	vmovq	%r8, %xmm18
@@ -6067,9 +6192,9 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm21, %xmm22, %xmm19
 	vpxorq	%xmm2, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm18, %xmm21
-	vmovdqa64	%xmm21, (%r9)
+	vmovdqa64	%xmm21, (%r10)
 	vpxorq	%xmm20, %xmm19, %xmm21
-	vmovdqa64	%xmm21, 16(%r9)
+	vmovdqa64	%xmm21, 16(%r10)
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm20
 	vpshufb	%xmm15, %xmm18, %xmm21
@@ -6238,13 +6363,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
 	vpshufb	%xmm14, %xmm19, %xmm19
 	vpxorq	%xmm12, %xmm19, %xmm19
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_7
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_7
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_7:
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	vpxorq	16(%rdx), %xmm19, %xmm19
@@ -6258,6 +6396,7 @@ aesgen_gfni128_face_r2_xor_stream:
 .Laesgen_gfni128_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill192
+.Laesgen_gfni128_face_r2_xor_stream_single_fast192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm18
@@ -6373,8 +6512,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_end192
 .Laesgen_gfni128_face_r2_xor_stream_single_fill192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_single_fast192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm19
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm20
@@ -6401,7 +6547,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm20, %xmm21, %xmm18
 	vpxorq	%xmm2, %xmm18, %xmm18
 	vpxorq	%xmm19, %xmm18, %xmm19
-	vmovdqa64	%xmm19, (%r9)
+	vmovdqa64	%xmm19, (%r10)
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm19
 	vpshufb	%xmm15, %xmm18, %xmm20
@@ -6486,13 +6632,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm18
 	vpxorq	%xmm12, %xmm18, %xmm18
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_8
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_8
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_8:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm18, %xmm18
@@ -6552,7 +6711,6 @@ aesgen_gfni128_face_r2_xor_stream:
 	vmovdqa64	%xmm18, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -6560,18 +6718,11 @@ aesgen_gfni128_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r2_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok192
 .Laesgen_gfni128_face_r2_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_window_ok192
 .Laesgen_gfni128_face_r2_xor_stream_aes256:
@@ -6614,6 +6765,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill8_256
+.Laesgen_gfni128_face_r2_xor_stream_fast8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm27
@@ -7464,8 +7616,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast8_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm28
 	vmovq	%rax, %xmm27
 	vmovq	%r8, %xmm20
@@ -7632,21 +7791,21 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm29, %xmm30, %xmm27
 	vpxorq	%xmm2, %xmm27, %xmm27
 	vpxorq	%xmm28, %xmm20, %xmm29
-	vmovdqa64	%xmm29, (%r9)
+	vmovdqa64	%xmm29, (%r10)
 	vpxorq	%xmm28, %xmm21, %xmm29
-	vmovdqa64	%xmm29, 16(%r9)
+	vmovdqa64	%xmm29, 16(%r10)
 	vpxorq	%xmm28, %xmm22, %xmm29
-	vmovdqa64	%xmm29, 32(%r9)
+	vmovdqa64	%xmm29, 32(%r10)
 	vpxorq	%xmm28, %xmm23, %xmm29
-	vmovdqa64	%xmm29, 48(%r9)
+	vmovdqa64	%xmm29, 48(%r10)
 	vpxorq	%xmm28, %xmm24, %xmm29
-	vmovdqa64	%xmm29, 64(%r9)
+	vmovdqa64	%xmm29, 64(%r10)
 	vpxorq	%xmm28, %xmm25, %xmm29
-	vmovdqa64	%xmm29, 80(%r9)
+	vmovdqa64	%xmm29, 80(%r10)
 	vpxorq	%xmm28, %xmm26, %xmm29
-	vmovdqa64	%xmm29, 96(%r9)
+	vmovdqa64	%xmm29, 96(%r10)
 	vpxorq	%xmm28, %xmm27, %xmm29
-	vmovdqa64	%xmm29, 112(%r9)
+	vmovdqa64	%xmm29, 112(%r10)
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm28
 	vpshufb	%xmm17, %xmm20, %xmm29
@@ -8463,13 +8622,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
 	vpshufb	%xmm16, %xmm27, %xmm27
 	vpxorq	%xmm14, %xmm27, %xmm27
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_9
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_9
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_9:
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	vpxorq	16(%rdx), %xmm21, %xmm21
@@ -8499,6 +8671,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill4_256
+.Laesgen_gfni128_face_r2_xor_stream_fast4_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm23
@@ -8929,8 +9102,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_fill4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast4_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm24
 	vmovq	%rax, %xmm23
 	vmovq	%r8, %xmm20
@@ -9017,13 +9197,13 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm25, %xmm26, %xmm23
 	vpxorq	%xmm2, %xmm23, %xmm23
 	vpxorq	%xmm24, %xmm20, %xmm25
-	vmovdqa64	%xmm25, (%r9)
+	vmovdqa64	%xmm25, (%r10)
 	vpxorq	%xmm24, %xmm21, %xmm25
-	vmovdqa64	%xmm25, 16(%r9)
+	vmovdqa64	%xmm25, 16(%r10)
 	vpxorq	%xmm24, %xmm22, %xmm25
-	vmovdqa64	%xmm25, 32(%r9)
+	vmovdqa64	%xmm25, 32(%r10)
 	vpxorq	%xmm24, %xmm23, %xmm25
-	vmovdqa64	%xmm25, 48(%r9)
+	vmovdqa64	%xmm25, 48(%r10)
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm24
 	vpshufb	%xmm17, %xmm20, %xmm25
@@ -9432,13 +9612,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
 	vpshufb	%xmm16, %xmm23, %xmm23
 	vpxorq	%xmm14, %xmm23, %xmm23
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_10
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_10
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_10:
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	vpxorq	16(%rdx), %xmm21, %xmm21
@@ -9460,6 +9653,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	ja	.Laesgen_gfni128_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_fill2_256
+.Laesgen_gfni128_face_r2_xor_stream_fast2_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm21
@@ -9680,8 +9874,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_top256
 .Laesgen_gfni128_face_r2_xor_stream_fill2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_fast2_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm22
 	vmovq	%rax, %xmm21
 	vmovq	%r8, %xmm20
@@ -9728,9 +9929,9 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm23, %xmm24, %xmm21
 	vpxorq	%xmm2, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm20, %xmm23
-	vmovdqa64	%xmm23, (%r9)
+	vmovdqa64	%xmm23, (%r10)
 	vpxorq	%xmm22, %xmm21, %xmm23
-	vmovdqa64	%xmm23, 16(%r9)
+	vmovdqa64	%xmm23, 16(%r10)
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm22
 	vpshufb	%xmm17, %xmm20, %xmm23
@@ -9935,13 +10136,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
 	vpshufb	%xmm16, %xmm21, %xmm21
 	vpxorq	%xmm14, %xmm21, %xmm21
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_11
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_11
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_11:
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	vpxorq	16(%rdx), %xmm21, %xmm21
@@ -9955,6 +10169,7 @@ aesgen_gfni128_face_r2_xor_stream:
 .Laesgen_gfni128_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r2_xor_stream_single_fill256
+.Laesgen_gfni128_face_r2_xor_stream_single_fast256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm20
@@ -10088,8 +10303,15 @@ aesgen_gfni128_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_end256
 .Laesgen_gfni128_face_r2_xor_stream_single_fill256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r2_xor_stream_single_fast256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm21
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm22
@@ -10116,7 +10338,7 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpternlogd	$150, %xmm22, %xmm23, %xmm20
 	vpxorq	%xmm2, %xmm20, %xmm20
 	vpxorq	%xmm21, %xmm20, %xmm21
-	vmovdqa64	%xmm21, (%r9)
+	vmovdqa64	%xmm21, (%r10)
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm21
 	vpshufb	%xmm17, %xmm20, %xmm22
@@ -10219,13 +10441,26 @@ aesgen_gfni128_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm20
 	vpxorq	%xmm14, %xmm20, %xmm20
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r2_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_gfni128_face_r2_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r2_xor_stream_run_restart_12
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r2_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r2_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r2_xor_stream_run_done_12
+.Laesgen_gfni128_face_r2_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r2_xor_stream_run_done_12:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r2_xor_stream_partial_6
 	vpxorq	(%rdx), %xmm20, %xmm20
@@ -10285,7 +10520,6 @@ aesgen_gfni128_face_r2_xor_stream:
 	vmovdqa64	%xmm20, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -10293,18 +10527,11 @@ aesgen_gfni128_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r2_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r2_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r2_xor_stream_window_ok256
 .Laesgen_gfni128_face_r2_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r2_xor_stream_window_ok256
 .Laesgen_gfni128_face_r2_xor_stream_return:
@@ -10324,7 +10551,6 @@ aesgen_gfni128_face_r2_xor_stream:
 	vpxorq	%xmm29, %xmm29, %xmm29
 	vpxorq	%xmm30, %xmm30, %xmm30
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_gfni128_face_r2_xor_stream, .-aesgen_gfni128_face_r2_xor_stream
 	.section	.rodata

@@ -702,7 +702,6 @@ aesgen_gfni512_face_r1_set_iv:
 	.p2align	5
 aesgen_gfni512_face_r1_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni512_face_r1_xor_stream_return
 	movq	288(%rdi), %rax
@@ -770,6 +769,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill8_128
+.Laesgen_gfni512_face_r1_xor_stream_fast8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm23
@@ -1404,8 +1404,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top128
 .Laesgen_gfni512_face_r1_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$32, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast8_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm24
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -1501,21 +1508,21 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm25, %zmm26, %zmm23
 	vpxorq	%zmm1, %zmm23, %zmm23
 	vpxorq	%zmm24, %zmm16, %zmm25
-	vmovdqu64	%zmm25, (%r9)
+	vmovdqu64	%zmm25, (%r10)
 	vpxorq	%zmm24, %zmm17, %zmm25
-	vmovdqu64	%zmm25, 64(%r9)
+	vmovdqu64	%zmm25, 64(%r10)
 	vpxorq	%zmm24, %zmm18, %zmm25
-	vmovdqu64	%zmm25, 128(%r9)
+	vmovdqu64	%zmm25, 128(%r10)
 	vpxorq	%zmm24, %zmm19, %zmm25
-	vmovdqu64	%zmm25, 192(%r9)
+	vmovdqu64	%zmm25, 192(%r10)
 	vpxorq	%zmm24, %zmm20, %zmm25
-	vmovdqu64	%zmm25, 256(%r9)
+	vmovdqu64	%zmm25, 256(%r10)
 	vpxorq	%zmm24, %zmm21, %zmm25
-	vmovdqu64	%zmm25, 320(%r9)
+	vmovdqu64	%zmm25, 320(%r10)
 	vpxorq	%zmm24, %zmm22, %zmm25
-	vmovdqu64	%zmm25, 384(%r9)
+	vmovdqu64	%zmm25, 384(%r10)
 	vpxorq	%zmm24, %zmm23, %zmm25
-	vmovdqu64	%zmm25, 448(%r9)
+	vmovdqu64	%zmm25, 448(%r10)
 	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
 	vpshufb	%zmm12, %zmm16, %zmm24
 	vpshufb	%zmm13, %zmm16, %zmm25
@@ -2116,13 +2123,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
 	vpshufb	%zmm12, %zmm23, %zmm23
 	vpxorq	%zmm10, %zmm23, %zmm23
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart
+	addq	$32, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done
+.Laesgen_gfni512_face_r1_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$32, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done:
 	vpxorq	(%rdx), %zmm16, %zmm16
 	vmovdqu64	%zmm16, (%rsi)
 	vpxorq	64(%rdx), %zmm17, %zmm17
@@ -2152,6 +2172,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill4_128
+.Laesgen_gfni512_face_r1_xor_stream_fast4_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm19
@@ -2474,8 +2495,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top128
 .Laesgen_gfni512_face_r1_xor_stream_fill4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast4_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm20
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -2527,13 +2555,13 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm21, %zmm22, %zmm19
 	vpxorq	%zmm1, %zmm19, %zmm19
 	vpxorq	%zmm20, %zmm16, %zmm21
-	vmovdqu64	%zmm21, (%r9)
+	vmovdqu64	%zmm21, (%r10)
 	vpxorq	%zmm20, %zmm17, %zmm21
-	vmovdqu64	%zmm21, 64(%r9)
+	vmovdqu64	%zmm21, 64(%r10)
 	vpxorq	%zmm20, %zmm18, %zmm21
-	vmovdqu64	%zmm21, 128(%r9)
+	vmovdqu64	%zmm21, 128(%r10)
 	vpxorq	%zmm20, %zmm19, %zmm21
-	vmovdqu64	%zmm21, 192(%r9)
+	vmovdqu64	%zmm21, 192(%r10)
 	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
 	vpshufb	%zmm12, %zmm16, %zmm20
 	vpshufb	%zmm13, %zmm16, %zmm21
@@ -2834,13 +2862,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
 	vpshufb	%zmm12, %zmm19, %zmm19
 	vpxorq	%zmm10, %zmm19, %zmm19
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_2
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_2
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_2:
 	vpxorq	(%rdx), %zmm16, %zmm16
 	vmovdqu64	%zmm16, (%rsi)
 	vpxorq	64(%rdx), %zmm17, %zmm17
@@ -2862,6 +2903,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_try1_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill2_128
+.Laesgen_gfni512_face_r1_xor_stream_fast2_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm17
@@ -3028,8 +3070,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top128
 .Laesgen_gfni512_face_r1_xor_stream_fill2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast2_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm18
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -3059,9 +3108,9 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm19, %zmm20, %zmm17
 	vpxorq	%zmm1, %zmm17, %zmm17
 	vpxorq	%zmm18, %zmm16, %zmm19
-	vmovdqu64	%zmm19, (%r9)
+	vmovdqu64	%zmm19, (%r10)
 	vpxorq	%zmm18, %zmm17, %zmm19
-	vmovdqu64	%zmm19, 64(%r9)
+	vmovdqu64	%zmm19, 64(%r10)
 	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
 	vpshufb	%zmm12, %zmm16, %zmm18
 	vpshufb	%zmm13, %zmm16, %zmm19
@@ -3212,13 +3261,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
 	vpshufb	%zmm12, %zmm17, %zmm17
 	vpxorq	%zmm10, %zmm17, %zmm17
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_3
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_3
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_3:
 	vpxorq	(%rdx), %zmm16, %zmm16
 	vmovdqu64	%zmm16, (%rsi)
 	vpxorq	64(%rdx), %zmm17, %zmm17
@@ -3236,6 +3298,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill1_128
+.Laesgen_gfni512_face_r1_xor_stream_fast1_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm16
@@ -3324,8 +3387,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top128
 .Laesgen_gfni512_face_r1_xor_stream_fill1_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast1_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm17
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm18
@@ -3344,7 +3414,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm18, %zmm19, %zmm16
 	vpxorq	%zmm1, %zmm16, %zmm16
 	vpxorq	%zmm17, %zmm16, %zmm17
-	vmovdqu64	%zmm17, (%r9)
+	vmovdqu64	%zmm17, (%r10)
 	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
 	vpshufb	%zmm12, %zmm16, %zmm17
 	vpshufb	%zmm13, %zmm16, %zmm18
@@ -3420,13 +3490,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
 	vpshufb	%zmm12, %zmm16, %zmm16
 	vpxorq	%zmm10, %zmm16, %zmm16
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_4
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_4
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_4:
 	vpxorq	(%rdx), %zmm16, %zmm16
 	vmovdqu64	%zmm16, (%rsi)
 	addq	$4, %rax
@@ -3438,6 +3521,7 @@ aesgen_gfni512_face_r1_xor_stream:
 .Laesgen_gfni512_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_single_fill128
+.Laesgen_gfni512_face_r1_xor_stream_single_fast128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	352(%rdi), %xmm16
@@ -3544,8 +3628,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_end128
 .Laesgen_gfni512_face_r1_xor_stream_single_fill128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_single_fast128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	352(%rdi), %xmm17
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm18
@@ -3563,7 +3654,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %xmm18, %xmm19, %xmm16
 	vpxorq	%xmm1, %xmm16, %xmm16
 	vpxorq	%xmm17, %xmm16, %xmm17
-	vmovdqa64	%xmm17, (%r9)
+	vmovdqa64	%xmm17, (%r10)
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm17
 	vpshufb	%xmm13, %xmm16, %xmm18
@@ -3639,13 +3730,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm16
 	vpxorq	%xmm10, %xmm16, %xmm16
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_5
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_5
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_5:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni512_face_r1_xor_stream_partial_2
 	vpxorq	(%rdx), %xmm16, %xmm16
@@ -3696,7 +3800,6 @@ aesgen_gfni512_face_r1_xor_stream:
 	vmovdqa64	%xmm16, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3704,18 +3807,11 @@ aesgen_gfni512_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni512_face_r1_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni512_face_r1_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni512_face_r1_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni512_face_r1_xor_stream_window_ok128
 .Laesgen_gfni512_face_r1_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_window_ok128
 .Laesgen_gfni512_face_r1_xor_stream_aes192:
@@ -3756,6 +3852,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill8_192
+.Laesgen_gfni512_face_r1_xor_stream_fast8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm25
@@ -4534,8 +4631,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top192
 .Laesgen_gfni512_face_r1_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$32, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast8_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm26
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -4631,21 +4735,21 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm27, %zmm28, %zmm25
 	vpxorq	%zmm1, %zmm25, %zmm25
 	vpxorq	%zmm26, %zmm18, %zmm27
-	vmovdqu64	%zmm27, (%r9)
+	vmovdqu64	%zmm27, (%r10)
 	vpxorq	%zmm26, %zmm19, %zmm27
-	vmovdqu64	%zmm27, 64(%r9)
+	vmovdqu64	%zmm27, 64(%r10)
 	vpxorq	%zmm26, %zmm20, %zmm27
-	vmovdqu64	%zmm27, 128(%r9)
+	vmovdqu64	%zmm27, 128(%r10)
 	vpxorq	%zmm26, %zmm21, %zmm27
-	vmovdqu64	%zmm27, 192(%r9)
+	vmovdqu64	%zmm27, 192(%r10)
 	vpxorq	%zmm26, %zmm22, %zmm27
-	vmovdqu64	%zmm27, 256(%r9)
+	vmovdqu64	%zmm27, 256(%r10)
 	vpxorq	%zmm26, %zmm23, %zmm27
-	vmovdqu64	%zmm27, 320(%r9)
+	vmovdqu64	%zmm27, 320(%r10)
 	vpxorq	%zmm26, %zmm24, %zmm27
-	vmovdqu64	%zmm27, 384(%r9)
+	vmovdqu64	%zmm27, 384(%r10)
 	vpxorq	%zmm26, %zmm25, %zmm27
-	vmovdqu64	%zmm27, 448(%r9)
+	vmovdqu64	%zmm27, 448(%r10)
 	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
 	vpshufb	%zmm14, %zmm18, %zmm26
 	vpshufb	%zmm15, %zmm18, %zmm27
@@ -5390,13 +5494,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
 	vpshufb	%zmm14, %zmm25, %zmm25
 	vpxorq	%zmm12, %zmm25, %zmm25
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_6
+	addq	$32, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_6
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$32, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_6:
 	vpxorq	(%rdx), %zmm18, %zmm18
 	vmovdqu64	%zmm18, (%rsi)
 	vpxorq	64(%rdx), %zmm19, %zmm19
@@ -5426,6 +5543,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill4_192
+.Laesgen_gfni512_face_r1_xor_stream_fast4_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm21
@@ -5820,8 +5938,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top192
 .Laesgen_gfni512_face_r1_xor_stream_fill4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast4_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm22
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -5873,13 +5998,13 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm23, %zmm24, %zmm21
 	vpxorq	%zmm1, %zmm21, %zmm21
 	vpxorq	%zmm22, %zmm18, %zmm23
-	vmovdqu64	%zmm23, (%r9)
+	vmovdqu64	%zmm23, (%r10)
 	vpxorq	%zmm22, %zmm19, %zmm23
-	vmovdqu64	%zmm23, 64(%r9)
+	vmovdqu64	%zmm23, 64(%r10)
 	vpxorq	%zmm22, %zmm20, %zmm23
-	vmovdqu64	%zmm23, 128(%r9)
+	vmovdqu64	%zmm23, 128(%r10)
 	vpxorq	%zmm22, %zmm21, %zmm23
-	vmovdqu64	%zmm23, 192(%r9)
+	vmovdqu64	%zmm23, 192(%r10)
 	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
 	vpshufb	%zmm14, %zmm18, %zmm22
 	vpshufb	%zmm15, %zmm18, %zmm23
@@ -6252,13 +6377,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
 	vpshufb	%zmm14, %zmm21, %zmm21
 	vpxorq	%zmm12, %zmm21, %zmm21
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_7
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_7
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_7:
 	vpxorq	(%rdx), %zmm18, %zmm18
 	vmovdqu64	%zmm18, (%rsi)
 	vpxorq	64(%rdx), %zmm19, %zmm19
@@ -6280,6 +6418,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_try1_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill2_192
+.Laesgen_gfni512_face_r1_xor_stream_fast2_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm19
@@ -6482,8 +6621,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top192
 .Laesgen_gfni512_face_r1_xor_stream_fill2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast2_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm20
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -6513,9 +6659,9 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm21, %zmm22, %zmm19
 	vpxorq	%zmm1, %zmm19, %zmm19
 	vpxorq	%zmm20, %zmm18, %zmm21
-	vmovdqu64	%zmm21, (%r9)
+	vmovdqu64	%zmm21, (%r10)
 	vpxorq	%zmm20, %zmm19, %zmm21
-	vmovdqu64	%zmm21, 64(%r9)
+	vmovdqu64	%zmm21, 64(%r10)
 	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
 	vpshufb	%zmm14, %zmm18, %zmm20
 	vpshufb	%zmm15, %zmm18, %zmm21
@@ -6702,13 +6848,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
 	vpshufb	%zmm14, %zmm19, %zmm19
 	vpxorq	%zmm12, %zmm19, %zmm19
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_8
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_8
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_8:
 	vpxorq	(%rdx), %zmm18, %zmm18
 	vmovdqu64	%zmm18, (%rsi)
 	vpxorq	64(%rdx), %zmm19, %zmm19
@@ -6726,6 +6885,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill1_192
+.Laesgen_gfni512_face_r1_xor_stream_fast1_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm18
@@ -6832,8 +6992,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top192
 .Laesgen_gfni512_face_r1_xor_stream_fill1_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast1_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm19
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm20
@@ -6852,7 +7019,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm20, %zmm21, %zmm18
 	vpxorq	%zmm1, %zmm18, %zmm18
 	vpxorq	%zmm19, %zmm18, %zmm19
-	vmovdqu64	%zmm19, (%r9)
+	vmovdqu64	%zmm19, (%r10)
 	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
 	vpshufb	%zmm14, %zmm18, %zmm19
 	vpshufb	%zmm15, %zmm18, %zmm20
@@ -6946,13 +7113,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
 	vpshufb	%zmm14, %zmm18, %zmm18
 	vpxorq	%zmm12, %zmm18, %zmm18
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_9
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_9
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_9:
 	vpxorq	(%rdx), %zmm18, %zmm18
 	vmovdqu64	%zmm18, (%rsi)
 	addq	$4, %rax
@@ -6964,6 +7144,7 @@ aesgen_gfni512_face_r1_xor_stream:
 .Laesgen_gfni512_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_single_fill192
+.Laesgen_gfni512_face_r1_xor_stream_single_fast192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	352(%rdi), %xmm18
@@ -7088,8 +7269,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_end192
 .Laesgen_gfni512_face_r1_xor_stream_single_fill192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_single_fast192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	352(%rdi), %xmm19
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm20
@@ -7107,7 +7295,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %xmm20, %xmm21, %xmm18
 	vpxorq	%xmm1, %xmm18, %xmm18
 	vpxorq	%xmm19, %xmm18, %xmm19
-	vmovdqa64	%xmm19, (%r9)
+	vmovdqa64	%xmm19, (%r10)
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm19
 	vpshufb	%xmm15, %xmm18, %xmm20
@@ -7201,13 +7389,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm18
 	vpxorq	%xmm12, %xmm18, %xmm18
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_10
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_10
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_10:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni512_face_r1_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm18, %xmm18
@@ -7258,7 +7459,6 @@ aesgen_gfni512_face_r1_xor_stream:
 	vmovdqa64	%xmm18, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -7266,18 +7466,11 @@ aesgen_gfni512_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni512_face_r1_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni512_face_r1_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni512_face_r1_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni512_face_r1_xor_stream_window_ok192
 .Laesgen_gfni512_face_r1_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_window_ok192
 .Laesgen_gfni512_face_r1_xor_stream_aes256:
@@ -7320,6 +7513,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill8_256
+.Laesgen_gfni512_face_r1_xor_stream_fast8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm27
@@ -8242,8 +8436,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top256
 .Laesgen_gfni512_face_r1_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$32, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast8_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm28
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -8339,21 +8540,21 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm29, %zmm30, %zmm27
 	vpxorq	%zmm1, %zmm27, %zmm27
 	vpxorq	%zmm28, %zmm20, %zmm29
-	vmovdqu64	%zmm29, (%r9)
+	vmovdqu64	%zmm29, (%r10)
 	vpxorq	%zmm28, %zmm21, %zmm29
-	vmovdqu64	%zmm29, 64(%r9)
+	vmovdqu64	%zmm29, 64(%r10)
 	vpxorq	%zmm28, %zmm22, %zmm29
-	vmovdqu64	%zmm29, 128(%r9)
+	vmovdqu64	%zmm29, 128(%r10)
 	vpxorq	%zmm28, %zmm23, %zmm29
-	vmovdqu64	%zmm29, 192(%r9)
+	vmovdqu64	%zmm29, 192(%r10)
 	vpxorq	%zmm28, %zmm24, %zmm29
-	vmovdqu64	%zmm29, 256(%r9)
+	vmovdqu64	%zmm29, 256(%r10)
 	vpxorq	%zmm28, %zmm25, %zmm29
-	vmovdqu64	%zmm29, 320(%r9)
+	vmovdqu64	%zmm29, 320(%r10)
 	vpxorq	%zmm28, %zmm26, %zmm29
-	vmovdqu64	%zmm29, 384(%r9)
+	vmovdqu64	%zmm29, 384(%r10)
 	vpxorq	%zmm28, %zmm27, %zmm29
-	vmovdqu64	%zmm29, 448(%r9)
+	vmovdqu64	%zmm29, 448(%r10)
 	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
 	vpshufb	%zmm16, %zmm20, %zmm28
 	vpshufb	%zmm17, %zmm20, %zmm29
@@ -9242,13 +9443,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
 	vpshufb	%zmm16, %zmm27, %zmm27
 	vpxorq	%zmm14, %zmm27, %zmm27
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_11
+	addq	$32, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_11
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$32, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_11:
 	vpxorq	(%rdx), %zmm20, %zmm20
 	vmovdqu64	%zmm20, (%rsi)
 	vpxorq	64(%rdx), %zmm21, %zmm21
@@ -9278,6 +9492,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill4_256
+.Laesgen_gfni512_face_r1_xor_stream_fast4_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm23
@@ -9744,8 +9959,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top256
 .Laesgen_gfni512_face_r1_xor_stream_fill4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast4_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm24
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -9797,13 +10019,13 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm25, %zmm26, %zmm23
 	vpxorq	%zmm1, %zmm23, %zmm23
 	vpxorq	%zmm24, %zmm20, %zmm25
-	vmovdqu64	%zmm25, (%r9)
+	vmovdqu64	%zmm25, (%r10)
 	vpxorq	%zmm24, %zmm21, %zmm25
-	vmovdqu64	%zmm25, 64(%r9)
+	vmovdqu64	%zmm25, 64(%r10)
 	vpxorq	%zmm24, %zmm22, %zmm25
-	vmovdqu64	%zmm25, 128(%r9)
+	vmovdqu64	%zmm25, 128(%r10)
 	vpxorq	%zmm24, %zmm23, %zmm25
-	vmovdqu64	%zmm25, 192(%r9)
+	vmovdqu64	%zmm25, 192(%r10)
 	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
 	vpshufb	%zmm16, %zmm20, %zmm24
 	vpshufb	%zmm17, %zmm20, %zmm25
@@ -10248,13 +10470,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
 	vpshufb	%zmm16, %zmm23, %zmm23
 	vpxorq	%zmm14, %zmm23, %zmm23
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_12
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_12
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_12:
 	vpxorq	(%rdx), %zmm20, %zmm20
 	vmovdqu64	%zmm20, (%rsi)
 	vpxorq	64(%rdx), %zmm21, %zmm21
@@ -10276,6 +10511,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_try1_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill2_256
+.Laesgen_gfni512_face_r1_xor_stream_fast2_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm21
@@ -10514,8 +10750,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top256
 .Laesgen_gfni512_face_r1_xor_stream_fill2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast2_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm22
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -10545,9 +10788,9 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm23, %zmm24, %zmm21
 	vpxorq	%zmm1, %zmm21, %zmm21
 	vpxorq	%zmm22, %zmm20, %zmm23
-	vmovdqu64	%zmm23, (%r9)
+	vmovdqu64	%zmm23, (%r10)
 	vpxorq	%zmm22, %zmm21, %zmm23
-	vmovdqu64	%zmm23, 64(%r9)
+	vmovdqu64	%zmm23, 64(%r10)
 	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
 	vpshufb	%zmm16, %zmm20, %zmm22
 	vpshufb	%zmm17, %zmm20, %zmm23
@@ -10770,13 +11013,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
 	vpshufb	%zmm16, %zmm21, %zmm21
 	vpxorq	%zmm14, %zmm21, %zmm21
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_13
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_13:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_13
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_13
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_13:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_13
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_13:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_13:
 	vpxorq	(%rdx), %zmm20, %zmm20
 	vmovdqu64	%zmm20, (%rsi)
 	vpxorq	64(%rdx), %zmm21, %zmm21
@@ -10794,6 +11050,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	ja	.Laesgen_gfni512_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_fill1_256
+.Laesgen_gfni512_face_r1_xor_stream_fast1_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm20
@@ -10918,8 +11175,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_top256
 .Laesgen_gfni512_face_r1_xor_stream_fill1_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_fast1_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm21
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm22
@@ -10938,7 +11202,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %zmm22, %zmm23, %zmm20
 	vpxorq	%zmm1, %zmm20, %zmm20
 	vpxorq	%zmm21, %zmm20, %zmm21
-	vmovdqu64	%zmm21, (%r9)
+	vmovdqu64	%zmm21, (%r10)
 	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
 	vpshufb	%zmm16, %zmm20, %zmm21
 	vpshufb	%zmm17, %zmm20, %zmm22
@@ -11050,13 +11314,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
 	vpshufb	%zmm16, %zmm20, %zmm20
 	vpxorq	%zmm14, %zmm20, %zmm20
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_14
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_14:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_14
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_14
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_14:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_14
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_14:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_14:
 	vpxorq	(%rdx), %zmm20, %zmm20
 	vmovdqu64	%zmm20, (%rsi)
 	addq	$4, %rax
@@ -11068,6 +11345,7 @@ aesgen_gfni512_face_r1_xor_stream:
 .Laesgen_gfni512_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni512_face_r1_xor_stream_single_fill256
+.Laesgen_gfni512_face_r1_xor_stream_single_fast256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	352(%rdi), %xmm20
@@ -11210,8 +11488,15 @@ aesgen_gfni512_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_end256
 .Laesgen_gfni512_face_r1_xor_stream_single_fill256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r1_xor_stream_single_fast256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	352(%rdi), %xmm21
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm22
@@ -11229,7 +11514,7 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpternlogd	$150, %xmm22, %xmm23, %xmm20
 	vpxorq	%xmm1, %xmm20, %xmm20
 	vpxorq	%xmm21, %xmm20, %xmm21
-	vmovdqa64	%xmm21, (%r9)
+	vmovdqa64	%xmm21, (%r10)
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm21
 	vpshufb	%xmm17, %xmm20, %xmm22
@@ -11341,13 +11626,26 @@ aesgen_gfni512_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm20
 	vpxorq	%xmm14, %xmm20, %xmm20
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni512_face_r1_xor_stream_fill_counted_15
-	movq	$256, %r9
-.Laesgen_gfni512_face_r1_xor_stream_fill_counted_15:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r1_xor_stream_run_restart_15
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r1_xor_stream_run_grown_15
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r1_xor_stream_run_grown_15:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r1_xor_stream_run_done_15
+.Laesgen_gfni512_face_r1_xor_stream_run_restart_15:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni512_face_r1_xor_stream_run_done_15:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni512_face_r1_xor_stream_partial_6
 	vpxorq	(%rdx), %xmm20, %xmm20
@@ -11398,7 +11696,6 @@ aesgen_gfni512_face_r1_xor_stream:
 	vmovdqa64	%xmm20, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -11406,18 +11703,11 @@ aesgen_gfni512_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni512_face_r1_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni512_face_r1_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni512_face_r1_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni512_face_r1_xor_stream_window_ok256
 .Laesgen_gfni512_face_r1_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni512_face_r1_xor_stream_window_ok256
 .Laesgen_gfni512_face_r1_xor_stream_return:
@@ -11437,7 +11727,6 @@ aesgen_gfni512_face_r1_xor_stream:
 	vpxorq	%xmm29, %xmm29, %xmm29
 	vpxorq	%xmm30, %xmm30, %xmm30
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_gfni512_face_r1_xor_stream, .-aesgen_gfni512_face_r1_xor_stream
 	.section	.rodata

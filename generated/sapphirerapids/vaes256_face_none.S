@@ -760,6 +760,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_128
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_128
+.Laesgen_vaes256_face_none_xor_stream_fast8_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1007,6 +1008,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_128
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_128
+.Laesgen_vaes256_face_none_xor_stream_fast4_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1146,6 +1148,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_128
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_128
+.Laesgen_vaes256_face_none_xor_stream_fast2_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1231,6 +1234,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_single128
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_128
+.Laesgen_vaes256_face_none_xor_stream_fast1_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1356,6 +1360,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_192
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_192
+.Laesgen_vaes256_face_none_xor_stream_fast8_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1635,6 +1640,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_192
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_192
+.Laesgen_vaes256_face_none_xor_stream_fast4_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1790,6 +1796,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_192
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_192
+.Laesgen_vaes256_face_none_xor_stream_fast2_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -1883,6 +1890,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_single192
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_192
+.Laesgen_vaes256_face_none_xor_stream_fast1_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -2016,6 +2024,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try4_256
 	testq	$15, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned8_256
+.Laesgen_vaes256_face_none_xor_stream_fast8_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -2327,6 +2336,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try2_256
 	testq	$7, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned4_256
+.Laesgen_vaes256_face_none_xor_stream_fast4_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -2498,6 +2508,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_try1_256
 	testq	$3, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned2_256
+.Laesgen_vaes256_face_none_xor_stream_fast2_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -2599,6 +2610,7 @@ aesgen_vaes256_face_none_xor_stream:
 	ja	.Laesgen_vaes256_face_none_xor_stream_single256
 	testq	$1, %r9
 	jne	.Laesgen_vaes256_face_none_xor_stream_unaligned1_256
+.Laesgen_vaes256_face_none_xor_stream_fast1_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15

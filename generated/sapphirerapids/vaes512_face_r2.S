@@ -704,7 +704,6 @@ aesgen_vaes512_face_r2_set_iv:
 	.p2align	5
 aesgen_vaes512_face_r2_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes512_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -767,6 +766,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill8_128
+.Laesgen_vaes512_face_r2_xor_stream_fast8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm18
@@ -865,8 +865,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
 .Laesgen_vaes512_face_r2_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$32, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast8_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm19
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -906,21 +913,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm2, %zmm17, %zmm17
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vpxorq	%zmm19, %zmm11, %zmm20
-	vmovdqu64	%zmm20, (%r9)
+	vmovdqu64	%zmm20, (%r10)
 	vpxorq	%zmm19, %zmm12, %zmm20
-	vmovdqu64	%zmm20, 64(%r9)
+	vmovdqu64	%zmm20, 64(%r10)
 	vpxorq	%zmm19, %zmm13, %zmm20
-	vmovdqu64	%zmm20, 128(%r9)
+	vmovdqu64	%zmm20, 128(%r10)
 	vpxorq	%zmm19, %zmm14, %zmm20
-	vmovdqu64	%zmm20, 192(%r9)
+	vmovdqu64	%zmm20, 192(%r10)
 	vpxorq	%zmm19, %zmm15, %zmm20
-	vmovdqu64	%zmm20, 256(%r9)
+	vmovdqu64	%zmm20, 256(%r10)
 	vpxorq	%zmm19, %zmm16, %zmm20
-	vmovdqu64	%zmm20, 320(%r9)
+	vmovdqu64	%zmm20, 320(%r10)
 	vpxorq	%zmm19, %zmm17, %zmm20
-	vmovdqu64	%zmm20, 384(%r9)
+	vmovdqu64	%zmm20, 384(%r10)
 	vpxorq	%zmm19, %zmm18, %zmm20
-	vmovdqu64	%zmm20, 448(%r9)
+	vmovdqu64	%zmm20, 448(%r10)
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vaesenc	%zmm3, %zmm13, %zmm13
@@ -985,13 +992,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenclast	%zmm10, %zmm16, %zmm16
 	vaesenclast	%zmm10, %zmm17, %zmm17
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart
+	addq	$32, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done
+.Laesgen_vaes512_face_r2_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$32, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done:
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm12, %zmm12
@@ -1021,6 +1041,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill4_128
+.Laesgen_vaes512_face_r2_xor_stream_fast4_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm14
@@ -1075,8 +1096,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
 .Laesgen_vaes512_face_r2_xor_stream_fill4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast4_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm15
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1100,13 +1128,13 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vpxorq	%zmm15, %zmm11, %zmm16
-	vmovdqu64	%zmm16, (%r9)
+	vmovdqu64	%zmm16, (%r10)
 	vpxorq	%zmm15, %zmm12, %zmm16
-	vmovdqu64	%zmm16, 64(%r9)
+	vmovdqu64	%zmm16, 64(%r10)
 	vpxorq	%zmm15, %zmm13, %zmm16
-	vmovdqu64	%zmm16, 128(%r9)
+	vmovdqu64	%zmm16, 128(%r10)
 	vpxorq	%zmm15, %zmm14, %zmm16
-	vmovdqu64	%zmm16, 192(%r9)
+	vmovdqu64	%zmm16, 192(%r10)
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vaesenc	%zmm3, %zmm13, %zmm13
@@ -1139,13 +1167,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenclast	%zmm10, %zmm12, %zmm12
 	vaesenclast	%zmm10, %zmm13, %zmm13
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_2
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_2
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_2:
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm12, %zmm12
@@ -1167,6 +1208,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_try1_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill2_128
+.Laesgen_vaes512_face_r2_xor_stream_fast2_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm12
@@ -1199,8 +1241,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
 .Laesgen_vaes512_face_r2_xor_stream_fill2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast2_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm13
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1216,9 +1265,9 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vpxorq	%zmm13, %zmm11, %zmm14
-	vmovdqu64	%zmm14, (%r9)
+	vmovdqu64	%zmm14, (%r10)
 	vpxorq	%zmm13, %zmm12, %zmm14
-	vmovdqu64	%zmm14, 64(%r9)
+	vmovdqu64	%zmm14, 64(%r10)
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vaesenc	%zmm3, %zmm12, %zmm12
 	vaesenc	%zmm4, %zmm11, %zmm11
@@ -1235,13 +1284,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm9, %zmm12, %zmm12
 	vaesenclast	%zmm10, %zmm11, %zmm11
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_3
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_3
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_3:
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm12, %zmm12
@@ -1259,6 +1321,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill1_128
+.Laesgen_vaes512_face_r2_xor_stream_fast1_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm11
@@ -1280,8 +1343,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top128
 .Laesgen_vaes512_face_r2_xor_stream_fill1_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast1_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm12
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm13
@@ -1293,7 +1363,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm1, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vpxorq	%zmm12, %zmm11, %zmm12
-	vmovdqu64	%zmm12, (%r9)
+	vmovdqu64	%zmm12, (%r10)
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vaesenc	%zmm4, %zmm11, %zmm11
 	vaesenc	%zmm5, %zmm11, %zmm11
@@ -1302,13 +1372,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm8, %zmm11, %zmm11
 	vaesenc	%zmm9, %zmm11, %zmm11
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_4
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_4
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_4:
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	addq	$4, %rax
@@ -1320,6 +1403,7 @@ aesgen_vaes512_face_r2_xor_stream:
 .Laesgen_vaes512_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_single_fill128
+.Laesgen_vaes512_face_r2_xor_stream_single_fast128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm11
@@ -1359,8 +1443,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_end128
 .Laesgen_vaes512_face_r2_xor_stream_single_fill128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_single_fast128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm12
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm13
@@ -1371,7 +1462,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%xmm1, %xmm11, %xmm11
 	vaesenc	%xmm2, %xmm11, %xmm11
 	vpxorq	%xmm12, %xmm11, %xmm12
-	vmovdqa64	%xmm12, (%r9)
+	vmovdqa64	%xmm12, (%r10)
 	vaesenc	%xmm3, %xmm11, %xmm11
 	vaesenc	%xmm4, %xmm11, %xmm11
 	vaesenc	%xmm5, %xmm11, %xmm11
@@ -1380,13 +1471,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%xmm8, %xmm11, %xmm11
 	vaesenc	%xmm9, %xmm11, %xmm11
 	vaesenclast	%xmm10, %xmm11, %xmm11
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_5
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_5
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_5:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_2
 	vpxorq	(%rdx), %xmm11, %xmm11
@@ -1430,7 +1534,6 @@ aesgen_vaes512_face_r2_xor_stream:
 	vmovdqa64	%xmm11, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -1438,18 +1541,11 @@ aesgen_vaes512_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes512_face_r2_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes512_face_r2_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes512_face_r2_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes512_face_r2_xor_stream_window_ok128
 .Laesgen_vaes512_face_r2_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_window_ok128
 .Laesgen_vaes512_face_r2_xor_stream_aes192:
@@ -1485,6 +1581,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill8_192
+.Laesgen_vaes512_face_r2_xor_stream_fast8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm20
@@ -1599,8 +1696,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
 .Laesgen_vaes512_face_r2_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$32, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast8_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm21
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -1640,21 +1744,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm2, %zmm19, %zmm19
 	vaesenc	%zmm2, %zmm20, %zmm20
 	vpxorq	%zmm21, %zmm13, %zmm22
-	vmovdqu64	%zmm22, (%r9)
+	vmovdqu64	%zmm22, (%r10)
 	vpxorq	%zmm21, %zmm14, %zmm22
-	vmovdqu64	%zmm22, 64(%r9)
+	vmovdqu64	%zmm22, 64(%r10)
 	vpxorq	%zmm21, %zmm15, %zmm22
-	vmovdqu64	%zmm22, 128(%r9)
+	vmovdqu64	%zmm22, 128(%r10)
 	vpxorq	%zmm21, %zmm16, %zmm22
-	vmovdqu64	%zmm22, 192(%r9)
+	vmovdqu64	%zmm22, 192(%r10)
 	vpxorq	%zmm21, %zmm17, %zmm22
-	vmovdqu64	%zmm22, 256(%r9)
+	vmovdqu64	%zmm22, 256(%r10)
 	vpxorq	%zmm21, %zmm18, %zmm22
-	vmovdqu64	%zmm22, 320(%r9)
+	vmovdqu64	%zmm22, 320(%r10)
 	vpxorq	%zmm21, %zmm19, %zmm22
-	vmovdqu64	%zmm22, 384(%r9)
+	vmovdqu64	%zmm22, 384(%r10)
 	vpxorq	%zmm21, %zmm20, %zmm22
-	vmovdqu64	%zmm22, 448(%r9)
+	vmovdqu64	%zmm22, 448(%r10)
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
@@ -1735,13 +1839,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenclast	%zmm12, %zmm18, %zmm18
 	vaesenclast	%zmm12, %zmm19, %zmm19
 	vaesenclast	%zmm12, %zmm20, %zmm20
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_6
+	addq	$32, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_6
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$32, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_6:
 	vpxorq	(%rdx), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rsi)
 	vpxorq	64(%rdx), %zmm14, %zmm14
@@ -1771,6 +1888,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill4_192
+.Laesgen_vaes512_face_r2_xor_stream_fast4_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm16
@@ -1833,8 +1951,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
 .Laesgen_vaes512_face_r2_xor_stream_fill4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast4_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm17
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -1858,13 +1983,13 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vpxorq	%zmm17, %zmm13, %zmm18
-	vmovdqu64	%zmm18, (%r9)
+	vmovdqu64	%zmm18, (%r10)
 	vpxorq	%zmm17, %zmm14, %zmm18
-	vmovdqu64	%zmm18, 64(%r9)
+	vmovdqu64	%zmm18, 64(%r10)
 	vpxorq	%zmm17, %zmm15, %zmm18
-	vmovdqu64	%zmm18, 128(%r9)
+	vmovdqu64	%zmm18, 128(%r10)
 	vpxorq	%zmm17, %zmm16, %zmm18
-	vmovdqu64	%zmm18, 192(%r9)
+	vmovdqu64	%zmm18, 192(%r10)
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm15, %zmm15
@@ -1905,13 +2030,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenclast	%zmm12, %zmm14, %zmm14
 	vaesenclast	%zmm12, %zmm15, %zmm15
 	vaesenclast	%zmm12, %zmm16, %zmm16
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_7
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_7
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_7:
 	vpxorq	(%rdx), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rsi)
 	vpxorq	64(%rdx), %zmm14, %zmm14
@@ -1933,6 +2071,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_try1_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill2_192
+.Laesgen_vaes512_face_r2_xor_stream_fast2_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm14
@@ -1969,8 +2108,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
 .Laesgen_vaes512_face_r2_xor_stream_fill2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast2_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm15
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -1986,9 +2132,9 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vpxorq	%zmm15, %zmm13, %zmm16
-	vmovdqu64	%zmm16, (%r9)
+	vmovdqu64	%zmm16, (%r10)
 	vpxorq	%zmm15, %zmm14, %zmm16
-	vmovdqu64	%zmm16, 64(%r9)
+	vmovdqu64	%zmm16, 64(%r10)
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm14, %zmm14
 	vaesenc	%zmm4, %zmm13, %zmm13
@@ -2009,13 +2155,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm11, %zmm14, %zmm14
 	vaesenclast	%zmm12, %zmm13, %zmm13
 	vaesenclast	%zmm12, %zmm14, %zmm14
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_8
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_8
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_8:
 	vpxorq	(%rdx), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rsi)
 	vpxorq	64(%rdx), %zmm14, %zmm14
@@ -2033,6 +2192,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill1_192
+.Laesgen_vaes512_face_r2_xor_stream_fast1_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm13
@@ -2056,8 +2216,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top192
 .Laesgen_vaes512_face_r2_xor_stream_fill1_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast1_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm14
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm15
@@ -2069,7 +2236,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm1, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vpxorq	%zmm14, %zmm13, %zmm14
-	vmovdqu64	%zmm14, (%r9)
+	vmovdqu64	%zmm14, (%r10)
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm13, %zmm13
 	vaesenc	%zmm5, %zmm13, %zmm13
@@ -2080,13 +2247,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm10, %zmm13, %zmm13
 	vaesenc	%zmm11, %zmm13, %zmm13
 	vaesenclast	%zmm12, %zmm13, %zmm13
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_9
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_9
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_9:
 	vpxorq	(%rdx), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rsi)
 	addq	$4, %rax
@@ -2098,6 +2278,7 @@ aesgen_vaes512_face_r2_xor_stream:
 .Laesgen_vaes512_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_single_fill192
+.Laesgen_vaes512_face_r2_xor_stream_single_fast192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm13
@@ -2139,8 +2320,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_end192
 .Laesgen_vaes512_face_r2_xor_stream_single_fill192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_single_fast192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm14
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm15
@@ -2151,7 +2339,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%xmm1, %xmm13, %xmm13
 	vaesenc	%xmm2, %xmm13, %xmm13
 	vpxorq	%xmm14, %xmm13, %xmm14
-	vmovdqa64	%xmm14, (%r9)
+	vmovdqa64	%xmm14, (%r10)
 	vaesenc	%xmm3, %xmm13, %xmm13
 	vaesenc	%xmm4, %xmm13, %xmm13
 	vaesenc	%xmm5, %xmm13, %xmm13
@@ -2162,13 +2350,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%xmm10, %xmm13, %xmm13
 	vaesenc	%xmm11, %xmm13, %xmm13
 	vaesenclast	%xmm12, %xmm13, %xmm13
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_10
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_10
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_10:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm13, %xmm13
@@ -2212,7 +2413,6 @@ aesgen_vaes512_face_r2_xor_stream:
 	vmovdqa64	%xmm13, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -2220,18 +2420,11 @@ aesgen_vaes512_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes512_face_r2_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes512_face_r2_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes512_face_r2_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes512_face_r2_xor_stream_window_ok192
 .Laesgen_vaes512_face_r2_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_window_ok192
 .Laesgen_vaes512_face_r2_xor_stream_aes256:
@@ -2269,6 +2462,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill8_256
+.Laesgen_vaes512_face_r2_xor_stream_fast8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm22
@@ -2399,8 +2593,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
 .Laesgen_vaes512_face_r2_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$32, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast8_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm23
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -2440,21 +2641,21 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm2, %zmm21, %zmm21
 	vaesenc	%zmm2, %zmm22, %zmm22
 	vpxorq	%zmm23, %zmm15, %zmm24
-	vmovdqu64	%zmm24, (%r9)
+	vmovdqu64	%zmm24, (%r10)
 	vpxorq	%zmm23, %zmm16, %zmm24
-	vmovdqu64	%zmm24, 64(%r9)
+	vmovdqu64	%zmm24, 64(%r10)
 	vpxorq	%zmm23, %zmm17, %zmm24
-	vmovdqu64	%zmm24, 128(%r9)
+	vmovdqu64	%zmm24, 128(%r10)
 	vpxorq	%zmm23, %zmm18, %zmm24
-	vmovdqu64	%zmm24, 192(%r9)
+	vmovdqu64	%zmm24, 192(%r10)
 	vpxorq	%zmm23, %zmm19, %zmm24
-	vmovdqu64	%zmm24, 256(%r9)
+	vmovdqu64	%zmm24, 256(%r10)
 	vpxorq	%zmm23, %zmm20, %zmm24
-	vmovdqu64	%zmm24, 320(%r9)
+	vmovdqu64	%zmm24, 320(%r10)
 	vpxorq	%zmm23, %zmm21, %zmm24
-	vmovdqu64	%zmm24, 384(%r9)
+	vmovdqu64	%zmm24, 384(%r10)
 	vpxorq	%zmm23, %zmm22, %zmm24
-	vmovdqu64	%zmm24, 448(%r9)
+	vmovdqu64	%zmm24, 448(%r10)
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -2551,13 +2752,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenclast	%zmm14, %zmm20, %zmm20
 	vaesenclast	%zmm14, %zmm21, %zmm21
 	vaesenclast	%zmm14, %zmm22, %zmm22
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_11
+	addq	$32, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_11
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$32, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_11:
 	vpxorq	(%rdx), %zmm15, %zmm15
 	vmovdqu64	%zmm15, (%rsi)
 	vpxorq	64(%rdx), %zmm16, %zmm16
@@ -2587,6 +2801,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill4_256
+.Laesgen_vaes512_face_r2_xor_stream_fast4_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm18
@@ -2657,8 +2872,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
 .Laesgen_vaes512_face_r2_xor_stream_fill4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast4_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm19
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -2682,13 +2904,13 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm2, %zmm17, %zmm17
 	vaesenc	%zmm2, %zmm18, %zmm18
 	vpxorq	%zmm19, %zmm15, %zmm20
-	vmovdqu64	%zmm20, (%r9)
+	vmovdqu64	%zmm20, (%r10)
 	vpxorq	%zmm19, %zmm16, %zmm20
-	vmovdqu64	%zmm20, 64(%r9)
+	vmovdqu64	%zmm20, 64(%r10)
 	vpxorq	%zmm19, %zmm17, %zmm20
-	vmovdqu64	%zmm20, 128(%r9)
+	vmovdqu64	%zmm20, 128(%r10)
 	vpxorq	%zmm19, %zmm18, %zmm20
-	vmovdqu64	%zmm20, 192(%r9)
+	vmovdqu64	%zmm20, 192(%r10)
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vaesenc	%zmm3, %zmm17, %zmm17
@@ -2737,13 +2959,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenclast	%zmm14, %zmm16, %zmm16
 	vaesenclast	%zmm14, %zmm17, %zmm17
 	vaesenclast	%zmm14, %zmm18, %zmm18
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_12
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_12
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_12:
 	vpxorq	(%rdx), %zmm15, %zmm15
 	vmovdqu64	%zmm15, (%rsi)
 	vpxorq	64(%rdx), %zmm16, %zmm16
@@ -2765,6 +3000,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_try1_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill2_256
+.Laesgen_vaes512_face_r2_xor_stream_fast2_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm16
@@ -2805,8 +3041,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
 .Laesgen_vaes512_face_r2_xor_stream_fill2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast2_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm17
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -2822,9 +3065,9 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vpxorq	%zmm17, %zmm15, %zmm18
-	vmovdqu64	%zmm18, (%r9)
+	vmovdqu64	%zmm18, (%r10)
 	vpxorq	%zmm17, %zmm16, %zmm18
-	vmovdqu64	%zmm18, 64(%r9)
+	vmovdqu64	%zmm18, 64(%r10)
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vaesenc	%zmm3, %zmm16, %zmm16
 	vaesenc	%zmm4, %zmm15, %zmm15
@@ -2849,13 +3092,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm13, %zmm16, %zmm16
 	vaesenclast	%zmm14, %zmm15, %zmm15
 	vaesenclast	%zmm14, %zmm16, %zmm16
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_13
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_13:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_13
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_13
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_13:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_13
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_13:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_13:
 	vpxorq	(%rdx), %zmm15, %zmm15
 	vmovdqu64	%zmm15, (%rsi)
 	vpxorq	64(%rdx), %zmm16, %zmm16
@@ -2873,6 +3129,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	ja	.Laesgen_vaes512_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_fill1_256
+.Laesgen_vaes512_face_r2_xor_stream_fast1_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %zmm15
@@ -2898,8 +3155,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_top256
 .Laesgen_vaes512_face_r2_xor_stream_fill1_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_fast1_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %zmm16
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm17
@@ -2911,7 +3175,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm1, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm16
-	vmovdqu64	%zmm16, (%r9)
+	vmovdqu64	%zmm16, (%r10)
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm15, %zmm15
 	vaesenc	%zmm5, %zmm15, %zmm15
@@ -2924,13 +3188,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%zmm12, %zmm15, %zmm15
 	vaesenc	%zmm13, %zmm15, %zmm15
 	vaesenclast	%zmm14, %zmm15, %zmm15
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_14
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_14:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_14
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_14
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_14:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_14
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_14:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_14:
 	vpxorq	(%rdx), %zmm15, %zmm15
 	vmovdqu64	%zmm15, (%rsi)
 	addq	$4, %rax
@@ -2942,6 +3219,7 @@ aesgen_vaes512_face_r2_xor_stream:
 .Laesgen_vaes512_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r2_xor_stream_single_fill256
+.Laesgen_vaes512_face_r2_xor_stream_single_fast256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm15
@@ -2985,8 +3263,15 @@ aesgen_vaes512_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_end256
 .Laesgen_vaes512_face_r2_xor_stream_single_fill256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r2_xor_stream_single_fast256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm16
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm17
@@ -2997,7 +3282,7 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%xmm1, %xmm15, %xmm15
 	vaesenc	%xmm2, %xmm15, %xmm15
 	vpxorq	%xmm16, %xmm15, %xmm16
-	vmovdqa64	%xmm16, (%r9)
+	vmovdqa64	%xmm16, (%r10)
 	vaesenc	%xmm3, %xmm15, %xmm15
 	vaesenc	%xmm4, %xmm15, %xmm15
 	vaesenc	%xmm5, %xmm15, %xmm15
@@ -3010,13 +3295,26 @@ aesgen_vaes512_face_r2_xor_stream:
 	vaesenc	%xmm12, %xmm15, %xmm15
 	vaesenc	%xmm13, %xmm15, %xmm15
 	vaesenclast	%xmm14, %xmm15, %xmm15
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r2_xor_stream_fill_counted_15
-	movq	$256, %r9
-.Laesgen_vaes512_face_r2_xor_stream_fill_counted_15:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r2_xor_stream_run_restart_15
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r2_xor_stream_run_grown_15
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r2_xor_stream_run_grown_15:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r2_xor_stream_run_done_15
+.Laesgen_vaes512_face_r2_xor_stream_run_restart_15:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes512_face_r2_xor_stream_run_done_15:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_face_r2_xor_stream_partial_6
 	vpxorq	(%rdx), %xmm15, %xmm15
@@ -3060,7 +3358,6 @@ aesgen_vaes512_face_r2_xor_stream:
 	vmovdqa64	%xmm15, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3068,18 +3365,11 @@ aesgen_vaes512_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes512_face_r2_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes512_face_r2_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes512_face_r2_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes512_face_r2_xor_stream_window_ok256
 .Laesgen_vaes512_face_r2_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes512_face_r2_xor_stream_window_ok256
 .Laesgen_vaes512_face_r2_xor_stream_return:
@@ -3093,7 +3383,6 @@ aesgen_vaes512_face_r2_xor_stream:
 	vpxorq	%xmm23, %xmm23, %xmm23
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_vaes512_face_r2_xor_stream, .-aesgen_vaes512_face_r2_xor_stream
 	.section	.rodata

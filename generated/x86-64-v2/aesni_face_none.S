@@ -752,6 +752,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try4_128
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned8_128
+.Laesgen_aesni_face_none_xor_stream_fast8_128:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -1048,6 +1049,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try2_128
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned4_128
+.Laesgen_aesni_face_none_xor_stream_fast4_128:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -1220,6 +1222,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_single128
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned2_128
+.Laesgen_aesni_face_none_xor_stream_fast2_128:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -1395,6 +1398,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try4_192
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned8_192
+.Laesgen_aesni_face_none_xor_stream_fast8_192:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -1727,6 +1731,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try2_192
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned4_192
+.Laesgen_aesni_face_none_xor_stream_fast4_192:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -1919,6 +1924,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_single192
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned2_192
+.Laesgen_aesni_face_none_xor_stream_fast2_192:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -2110,6 +2116,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try4_256
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned8_256
+.Laesgen_aesni_face_none_xor_stream_fast8_256:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -2478,6 +2485,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try2_256
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned4_256
+.Laesgen_aesni_face_none_xor_stream_fast4_256:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -2690,6 +2698,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_single256
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned2_256
+.Laesgen_aesni_face_none_xor_stream_fast2_256:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0

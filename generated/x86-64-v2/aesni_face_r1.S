@@ -707,7 +707,6 @@ aesgen_aesni_face_r1_set_iv:
 	.p2align	5
 aesgen_aesni_face_r1_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_face_r1_xor_stream_return
 	movq	288(%rdi), %rax
@@ -759,6 +758,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_128
+.Laesgen_aesni_face_r1_xor_stream_fast8_128:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm8
 	movd	(%r9), %xmm0
@@ -889,7 +889,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_fill8_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_128
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm8
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -929,28 +935,28 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm9, %xmm7
 	movdqa	%xmm0, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, (%r9)
+	movd	%xmm9, (%r10)
 	movdqa	%xmm1, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 4(%r9)
+	movd	%xmm9, 4(%r10)
 	movdqa	%xmm2, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 8(%r9)
+	movd	%xmm9, 8(%r10)
 	movdqa	%xmm3, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 12(%r9)
+	movd	%xmm9, 12(%r10)
 	movdqa	%xmm4, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 16(%r9)
+	movd	%xmm9, 16(%r10)
 	movdqa	%xmm5, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 20(%r9)
+	movd	%xmm9, 20(%r10)
 	movdqa	%xmm6, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 24(%r9)
+	movd	%xmm9, 24(%r10)
 	movdqa	%xmm7, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 28(%r9)
+	movd	%xmm9, 28(%r10)
 	movdqa	32(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -1032,13 +1038,26 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenclast	%xmm8, %xmm5
 	aesenclast	%xmm8, %xmm6
 	aesenclast	%xmm8, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done
+.Laesgen_aesni_face_r1_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done:
 	movdqu	(%rdx), %xmm8
 	pxor	%xmm8, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -1076,6 +1095,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_128
+.Laesgen_aesni_face_r1_xor_stream_fast4_128:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm4
 	movd	(%r9), %xmm0
@@ -1150,7 +1170,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_fill4_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_128
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm4
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -1174,16 +1200,16 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm5, %xmm3
 	movdqa	%xmm0, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, (%r9)
+	movd	%xmm5, (%r10)
 	movdqa	%xmm1, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, 4(%r9)
+	movd	%xmm5, 4(%r10)
 	movdqa	%xmm2, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, 8(%r9)
+	movd	%xmm5, 8(%r10)
 	movdqa	%xmm3, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, 12(%r9)
+	movd	%xmm5, 12(%r10)
 	movdqa	32(%rdi), %xmm4
 	aesenc	%xmm4, %xmm0
 	aesenc	%xmm4, %xmm1
@@ -1229,13 +1255,26 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenclast	%xmm4, %xmm1
 	aesenclast	%xmm4, %xmm2
 	aesenclast	%xmm4, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_2
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_2
+.Laesgen_aesni_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_2:
 	movdqu	(%rdx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -1261,6 +1300,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_128
+.Laesgen_aesni_face_r1_xor_stream_fast2_128:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm2
 	movd	(%r9), %xmm0
@@ -1307,7 +1347,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_fill2_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_128
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm2
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -1323,10 +1369,10 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm3, %xmm1
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
-	movd	%xmm3, (%r9)
+	movd	%xmm3, (%r10)
 	movdqa	%xmm1, %xmm3
 	pxor	%xmm2, %xmm3
-	movd	%xmm3, 4(%r9)
+	movd	%xmm3, 4(%r10)
 	movdqa	32(%rdi), %xmm2
 	aesenc	%xmm2, %xmm0
 	aesenc	%xmm2, %xmm1
@@ -1354,13 +1400,26 @@ aesgen_aesni_face_r1_xor_stream:
 	movdqa	160(%rdi), %xmm2
 	aesenclast	%xmm2, %xmm0
 	aesenclast	%xmm2, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_3
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_3
+.Laesgen_aesni_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_3:
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -1376,6 +1435,7 @@ aesgen_aesni_face_r1_xor_stream:
 .Laesgen_aesni_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill128
+.Laesgen_aesni_face_r1_xor_stream_single_fast128:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm1
 	movd	(%r9), %xmm0
@@ -1426,7 +1486,13 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
 .Laesgen_aesni_face_r1_xor_stream_single_fill128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast128
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm1
 	movq	%rax, %xmm0
 	movq	%r8, %xmm2
@@ -1438,7 +1504,7 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm2, %xmm0
 	movdqa	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movd	%xmm2, (%r9)
+	movd	%xmm2, (%r10)
 	movdqa	32(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	48(%rdi), %xmm1
@@ -1457,13 +1523,26 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_4
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_4
+.Laesgen_aesni_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_4:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_2
 	movdqu	(%rdx), %xmm1
@@ -1509,7 +1588,6 @@ aesgen_aesni_face_r1_xor_stream:
 	movdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -1517,18 +1595,11 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r1_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r1_xor_stream_window_ok128
 .Laesgen_aesni_face_r1_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_window_ok128
 .Laesgen_aesni_face_r1_xor_stream_aes192:
@@ -1551,6 +1622,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_192
+.Laesgen_aesni_face_r1_xor_stream_fast8_192:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm8
 	movd	(%r9), %xmm0
@@ -1699,7 +1771,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_fill8_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_192
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm8
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -1739,28 +1817,28 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm9, %xmm7
 	movdqa	%xmm0, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, (%r9)
+	movd	%xmm9, (%r10)
 	movdqa	%xmm1, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 4(%r9)
+	movd	%xmm9, 4(%r10)
 	movdqa	%xmm2, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 8(%r9)
+	movd	%xmm9, 8(%r10)
 	movdqa	%xmm3, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 12(%r9)
+	movd	%xmm9, 12(%r10)
 	movdqa	%xmm4, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 16(%r9)
+	movd	%xmm9, 16(%r10)
 	movdqa	%xmm5, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 20(%r9)
+	movd	%xmm9, 20(%r10)
 	movdqa	%xmm6, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 24(%r9)
+	movd	%xmm9, 24(%r10)
 	movdqa	%xmm7, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 28(%r9)
+	movd	%xmm9, 28(%r10)
 	movdqa	32(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -1860,13 +1938,26 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenclast	%xmm8, %xmm5
 	aesenclast	%xmm8, %xmm6
 	aesenclast	%xmm8, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_5
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_5
+.Laesgen_aesni_face_r1_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_5:
 	movdqu	(%rdx), %xmm8
 	pxor	%xmm8, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -1904,6 +1995,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_192
+.Laesgen_aesni_face_r1_xor_stream_fast4_192:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm4
 	movd	(%r9), %xmm0
@@ -1988,7 +2080,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_fill4_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_192
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm4
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -2012,16 +2110,16 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm5, %xmm3
 	movdqa	%xmm0, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, (%r9)
+	movd	%xmm5, (%r10)
 	movdqa	%xmm1, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, 4(%r9)
+	movd	%xmm5, 4(%r10)
 	movdqa	%xmm2, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, 8(%r9)
+	movd	%xmm5, 8(%r10)
 	movdqa	%xmm3, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, 12(%r9)
+	movd	%xmm5, 12(%r10)
 	movdqa	32(%rdi), %xmm4
 	aesenc	%xmm4, %xmm0
 	aesenc	%xmm4, %xmm1
@@ -2077,13 +2175,26 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenclast	%xmm4, %xmm1
 	aesenclast	%xmm4, %xmm2
 	aesenclast	%xmm4, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_6
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_6
+.Laesgen_aesni_face_r1_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_6:
 	movdqu	(%rdx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -2109,6 +2220,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_192
+.Laesgen_aesni_face_r1_xor_stream_fast2_192:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm2
 	movd	(%r9), %xmm0
@@ -2161,7 +2273,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_fill2_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_192
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm2
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -2177,10 +2295,10 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm3, %xmm1
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
-	movd	%xmm3, (%r9)
+	movd	%xmm3, (%r10)
 	movdqa	%xmm1, %xmm3
 	pxor	%xmm2, %xmm3
-	movd	%xmm3, 4(%r9)
+	movd	%xmm3, 4(%r10)
 	movdqa	32(%rdi), %xmm2
 	aesenc	%xmm2, %xmm0
 	aesenc	%xmm2, %xmm1
@@ -2214,13 +2332,26 @@ aesgen_aesni_face_r1_xor_stream:
 	movdqa	192(%rdi), %xmm2
 	aesenclast	%xmm2, %xmm0
 	aesenclast	%xmm2, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_7
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_7
+.Laesgen_aesni_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_7:
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -2236,6 +2367,7 @@ aesgen_aesni_face_r1_xor_stream:
 .Laesgen_aesni_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill192
+.Laesgen_aesni_face_r1_xor_stream_single_fast192:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm1
 	movd	(%r9), %xmm0
@@ -2290,7 +2422,13 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end192
 .Laesgen_aesni_face_r1_xor_stream_single_fill192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast192
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm1
 	movq	%rax, %xmm0
 	movq	%r8, %xmm2
@@ -2302,7 +2440,7 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm2, %xmm0
 	movdqa	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movd	%xmm2, (%r9)
+	movd	%xmm2, (%r10)
 	movdqa	32(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	48(%rdi), %xmm1
@@ -2325,13 +2463,26 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_8
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_8
+.Laesgen_aesni_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_8:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_4
 	movdqu	(%rdx), %xmm1
@@ -2377,7 +2528,6 @@ aesgen_aesni_face_r1_xor_stream:
 	movdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -2385,18 +2535,11 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r1_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r1_xor_stream_window_ok192
 .Laesgen_aesni_face_r1_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_window_ok192
 .Laesgen_aesni_face_r1_xor_stream_aes256:
@@ -2419,6 +2562,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_256
+.Laesgen_aesni_face_r1_xor_stream_fast8_256:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm8
 	movd	(%r9), %xmm0
@@ -2585,7 +2729,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_fill8_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_256
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm8
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -2625,28 +2775,28 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm9, %xmm7
 	movdqa	%xmm0, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, (%r9)
+	movd	%xmm9, (%r10)
 	movdqa	%xmm1, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 4(%r9)
+	movd	%xmm9, 4(%r10)
 	movdqa	%xmm2, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 8(%r9)
+	movd	%xmm9, 8(%r10)
 	movdqa	%xmm3, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 12(%r9)
+	movd	%xmm9, 12(%r10)
 	movdqa	%xmm4, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 16(%r9)
+	movd	%xmm9, 16(%r10)
 	movdqa	%xmm5, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 20(%r9)
+	movd	%xmm9, 20(%r10)
 	movdqa	%xmm6, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 24(%r9)
+	movd	%xmm9, 24(%r10)
 	movdqa	%xmm7, %xmm9
 	pxor	%xmm8, %xmm9
-	movd	%xmm9, 28(%r9)
+	movd	%xmm9, 28(%r10)
 	movdqa	32(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -2764,13 +2914,26 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenclast	%xmm8, %xmm5
 	aesenclast	%xmm8, %xmm6
 	aesenclast	%xmm8, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_9
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_9
+.Laesgen_aesni_face_r1_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_9:
 	movdqu	(%rdx), %xmm8
 	pxor	%xmm8, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -2808,6 +2971,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_256
+.Laesgen_aesni_face_r1_xor_stream_fast4_256:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm4
 	movd	(%r9), %xmm0
@@ -2902,7 +3066,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_fill4_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_256
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm4
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -2926,16 +3096,16 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm5, %xmm3
 	movdqa	%xmm0, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, (%r9)
+	movd	%xmm5, (%r10)
 	movdqa	%xmm1, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, 4(%r9)
+	movd	%xmm5, 4(%r10)
 	movdqa	%xmm2, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, 8(%r9)
+	movd	%xmm5, 8(%r10)
 	movdqa	%xmm3, %xmm5
 	pxor	%xmm4, %xmm5
-	movd	%xmm5, 12(%r9)
+	movd	%xmm5, 12(%r10)
 	movdqa	32(%rdi), %xmm4
 	aesenc	%xmm4, %xmm0
 	aesenc	%xmm4, %xmm1
@@ -3001,13 +3171,26 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenclast	%xmm4, %xmm1
 	aesenclast	%xmm4, %xmm2
 	aesenclast	%xmm4, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_10
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_10
+.Laesgen_aesni_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_10:
 	movdqu	(%rdx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -3033,6 +3216,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_256
+.Laesgen_aesni_face_r1_xor_stream_fast2_256:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm2
 	movd	(%r9), %xmm0
@@ -3091,7 +3275,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_fill2_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_256
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm2
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -3107,10 +3297,10 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm3, %xmm1
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
-	movd	%xmm3, (%r9)
+	movd	%xmm3, (%r10)
 	movdqa	%xmm1, %xmm3
 	pxor	%xmm2, %xmm3
-	movd	%xmm3, 4(%r9)
+	movd	%xmm3, 4(%r10)
 	movdqa	32(%rdi), %xmm2
 	aesenc	%xmm2, %xmm0
 	aesenc	%xmm2, %xmm1
@@ -3150,13 +3340,26 @@ aesgen_aesni_face_r1_xor_stream:
 	movdqa	224(%rdi), %xmm2
 	aesenclast	%xmm2, %xmm0
 	aesenclast	%xmm2, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_11
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_11
+.Laesgen_aesni_face_r1_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_11:
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -3172,6 +3375,7 @@ aesgen_aesni_face_r1_xor_stream:
 .Laesgen_aesni_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill256
+.Laesgen_aesni_face_r1_xor_stream_single_fast256:
 	leaq	384(%rdi,%r9,4), %r9
 	movdqa	352(%rdi), %xmm1
 	movd	(%r9), %xmm0
@@ -3230,7 +3434,13 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end256
 .Laesgen_aesni_face_r1_xor_stream_single_fill256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast256
+	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm1
 	movq	%rax, %xmm0
 	movq	%r8, %xmm2
@@ -3242,7 +3452,7 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm2, %xmm0
 	movdqa	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movd	%xmm2, (%r9)
+	movd	%xmm2, (%r10)
 	movdqa	32(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	48(%rdi), %xmm1
@@ -3269,13 +3479,26 @@ aesgen_aesni_face_r1_xor_stream:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_12
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_12
+.Laesgen_aesni_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_12:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_6
 	movdqu	(%rdx), %xmm1
@@ -3321,7 +3544,6 @@ aesgen_aesni_face_r1_xor_stream:
 	movdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3329,18 +3551,11 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r1_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r1_xor_stream_window_ok256
 .Laesgen_aesni_face_r1_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_window_ok256
 .Laesgen_aesni_face_r1_xor_stream_return:
@@ -3354,7 +3569,6 @@ aesgen_aesni_face_r1_xor_stream:
 	pxor	%xmm7, %xmm7
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
-	popq	%rbx
 	ret
 	.size	aesgen_aesni_face_r1_xor_stream, .-aesgen_aesni_face_r1_xor_stream
 	.section	.rodata

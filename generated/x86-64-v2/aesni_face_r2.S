@@ -707,7 +707,6 @@ aesgen_aesni_face_r2_set_iv:
 	.p2align	5
 aesgen_aesni_face_r2_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -759,6 +758,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill8_128
+.Laesgen_aesni_face_r2_xor_stream_fast8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm7
@@ -880,8 +880,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm8
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -930,28 +937,28 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm9, %xmm7
 	movdqa	%xmm0, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, (%r9)
+	movdqa	%xmm9, (%r10)
 	movdqa	%xmm1, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 16(%r9)
+	movdqa	%xmm9, 16(%r10)
 	movdqa	%xmm2, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 32(%r9)
+	movdqa	%xmm9, 32(%r10)
 	movdqa	%xmm3, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 48(%r9)
+	movdqa	%xmm9, 48(%r10)
 	movdqa	%xmm4, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 64(%r9)
+	movdqa	%xmm9, 64(%r10)
 	movdqa	%xmm5, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 80(%r9)
+	movdqa	%xmm9, 80(%r10)
 	movdqa	%xmm6, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 96(%r9)
+	movdqa	%xmm9, 96(%r10)
 	movdqa	%xmm7, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 112(%r9)
+	movdqa	%xmm9, 112(%r10)
 	movdqa	48(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -1024,13 +1031,26 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenclast	%xmm8, %xmm5
 	aesenclast	%xmm8, %xmm6
 	aesenclast	%xmm8, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done
+.Laesgen_aesni_face_r2_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done:
 	movdqu	(%rdx), %xmm8
 	pxor	%xmm8, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -1068,6 +1088,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_128
+.Laesgen_aesni_face_r2_xor_stream_fast4_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm3
@@ -1137,8 +1158,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_fill4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm4
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -1167,16 +1195,16 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm5, %xmm3
 	movdqa	%xmm0, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, (%r9)
+	movdqa	%xmm5, (%r10)
 	movdqa	%xmm1, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, 16(%r9)
+	movdqa	%xmm5, 16(%r10)
 	movdqa	%xmm2, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, 32(%r9)
+	movdqa	%xmm5, 32(%r10)
 	movdqa	%xmm3, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, 48(%r9)
+	movdqa	%xmm5, 48(%r10)
 	movdqa	48(%rdi), %xmm4
 	aesenc	%xmm4, %xmm0
 	aesenc	%xmm4, %xmm1
@@ -1217,13 +1245,26 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenclast	%xmm4, %xmm1
 	aesenclast	%xmm4, %xmm2
 	aesenclast	%xmm4, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_2
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_2
+.Laesgen_aesni_face_r2_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_2:
 	movdqu	(%rdx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -1249,6 +1290,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_128
+.Laesgen_aesni_face_r2_xor_stream_fast2_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm1
@@ -1292,8 +1334,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_fill2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm2
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -1312,10 +1361,10 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm3, %xmm1
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, (%r9)
+	movdqa	%xmm3, (%r10)
 	movdqa	%xmm1, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 16(%r9)
+	movdqa	%xmm3, 16(%r10)
 	movdqa	48(%rdi), %xmm2
 	aesenc	%xmm2, %xmm0
 	aesenc	%xmm2, %xmm1
@@ -1340,13 +1389,26 @@ aesgen_aesni_face_r2_xor_stream:
 	movdqa	160(%rdi), %xmm2
 	aesenclast	%xmm2, %xmm0
 	aesenclast	%xmm2, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_3
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_3
+.Laesgen_aesni_face_r2_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_3:
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -1362,6 +1424,7 @@ aesgen_aesni_face_r2_xor_stream:
 .Laesgen_aesni_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill128
+.Laesgen_aesni_face_r2_xor_stream_single_fast128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm0
@@ -1410,8 +1473,15 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
 .Laesgen_aesni_face_r2_xor_stream_single_fill128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm1
 	movq	%rax, %xmm0
 	movq	%r8, %xmm2
@@ -1425,7 +1495,7 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm2, %xmm0
 	movdqa	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, (%r9)
+	movdqa	%xmm2, (%r10)
 	movdqa	48(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	64(%rdi), %xmm1
@@ -1442,13 +1512,26 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_4
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_4
+.Laesgen_aesni_face_r2_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_4:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_2
 	movdqu	(%rdx), %xmm1
@@ -1496,7 +1579,6 @@ aesgen_aesni_face_r2_xor_stream:
 	movdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -1504,18 +1586,11 @@ aesgen_aesni_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r2_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r2_xor_stream_window_ok128
 .Laesgen_aesni_face_r2_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_window_ok128
 .Laesgen_aesni_face_r2_xor_stream_aes192:
@@ -1538,6 +1613,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill8_192
+.Laesgen_aesni_face_r2_xor_stream_fast8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm7
@@ -1677,8 +1753,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm8
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -1727,28 +1810,28 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm9, %xmm7
 	movdqa	%xmm0, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, (%r9)
+	movdqa	%xmm9, (%r10)
 	movdqa	%xmm1, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 16(%r9)
+	movdqa	%xmm9, 16(%r10)
 	movdqa	%xmm2, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 32(%r9)
+	movdqa	%xmm9, 32(%r10)
 	movdqa	%xmm3, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 48(%r9)
+	movdqa	%xmm9, 48(%r10)
 	movdqa	%xmm4, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 64(%r9)
+	movdqa	%xmm9, 64(%r10)
 	movdqa	%xmm5, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 80(%r9)
+	movdqa	%xmm9, 80(%r10)
 	movdqa	%xmm6, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 96(%r9)
+	movdqa	%xmm9, 96(%r10)
 	movdqa	%xmm7, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 112(%r9)
+	movdqa	%xmm9, 112(%r10)
 	movdqa	48(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -1839,13 +1922,26 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenclast	%xmm8, %xmm5
 	aesenclast	%xmm8, %xmm6
 	aesenclast	%xmm8, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_5
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_5
+.Laesgen_aesni_face_r2_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_5:
 	movdqu	(%rdx), %xmm8
 	pxor	%xmm8, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -1883,6 +1979,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_192
+.Laesgen_aesni_face_r2_xor_stream_fast4_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm3
@@ -1962,8 +2059,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_fill4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm4
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -1992,16 +2096,16 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm5, %xmm3
 	movdqa	%xmm0, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, (%r9)
+	movdqa	%xmm5, (%r10)
 	movdqa	%xmm1, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, 16(%r9)
+	movdqa	%xmm5, 16(%r10)
 	movdqa	%xmm2, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, 32(%r9)
+	movdqa	%xmm5, 32(%r10)
 	movdqa	%xmm3, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, 48(%r9)
+	movdqa	%xmm5, 48(%r10)
 	movdqa	48(%rdi), %xmm4
 	aesenc	%xmm4, %xmm0
 	aesenc	%xmm4, %xmm1
@@ -2052,13 +2156,26 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenclast	%xmm4, %xmm1
 	aesenclast	%xmm4, %xmm2
 	aesenclast	%xmm4, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_6
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_6
+.Laesgen_aesni_face_r2_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_6:
 	movdqu	(%rdx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -2084,6 +2201,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_192
+.Laesgen_aesni_face_r2_xor_stream_fast2_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm1
@@ -2133,8 +2251,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_fill2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm2
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -2153,10 +2278,10 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm3, %xmm1
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, (%r9)
+	movdqa	%xmm3, (%r10)
 	movdqa	%xmm1, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 16(%r9)
+	movdqa	%xmm3, 16(%r10)
 	movdqa	48(%rdi), %xmm2
 	aesenc	%xmm2, %xmm0
 	aesenc	%xmm2, %xmm1
@@ -2187,13 +2312,26 @@ aesgen_aesni_face_r2_xor_stream:
 	movdqa	192(%rdi), %xmm2
 	aesenclast	%xmm2, %xmm0
 	aesenclast	%xmm2, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_7
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_7
+.Laesgen_aesni_face_r2_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_7:
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -2209,6 +2347,7 @@ aesgen_aesni_face_r2_xor_stream:
 .Laesgen_aesni_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill192
+.Laesgen_aesni_face_r2_xor_stream_single_fast192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm0
@@ -2261,8 +2400,15 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end192
 .Laesgen_aesni_face_r2_xor_stream_single_fill192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm1
 	movq	%rax, %xmm0
 	movq	%r8, %xmm2
@@ -2276,7 +2422,7 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm2, %xmm0
 	movdqa	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, (%r9)
+	movdqa	%xmm2, (%r10)
 	movdqa	48(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	64(%rdi), %xmm1
@@ -2297,13 +2443,26 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_8
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_8
+.Laesgen_aesni_face_r2_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_8:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_4
 	movdqu	(%rdx), %xmm1
@@ -2351,7 +2510,6 @@ aesgen_aesni_face_r2_xor_stream:
 	movdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -2359,18 +2517,11 @@ aesgen_aesni_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r2_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r2_xor_stream_window_ok192
 .Laesgen_aesni_face_r2_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_window_ok192
 .Laesgen_aesni_face_r2_xor_stream_aes256:
@@ -2393,6 +2544,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill8_256
+.Laesgen_aesni_face_r2_xor_stream_fast8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm7
@@ -2550,8 +2702,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm8
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
@@ -2600,28 +2759,28 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm9, %xmm7
 	movdqa	%xmm0, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, (%r9)
+	movdqa	%xmm9, (%r10)
 	movdqa	%xmm1, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 16(%r9)
+	movdqa	%xmm9, 16(%r10)
 	movdqa	%xmm2, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 32(%r9)
+	movdqa	%xmm9, 32(%r10)
 	movdqa	%xmm3, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 48(%r9)
+	movdqa	%xmm9, 48(%r10)
 	movdqa	%xmm4, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 64(%r9)
+	movdqa	%xmm9, 64(%r10)
 	movdqa	%xmm5, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 80(%r9)
+	movdqa	%xmm9, 80(%r10)
 	movdqa	%xmm6, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 96(%r9)
+	movdqa	%xmm9, 96(%r10)
 	movdqa	%xmm7, %xmm9
 	pxor	%xmm8, %xmm9
-	movdqa	%xmm9, 112(%r9)
+	movdqa	%xmm9, 112(%r10)
 	movdqa	48(%rdi), %xmm8
 	aesenc	%xmm8, %xmm0
 	aesenc	%xmm8, %xmm1
@@ -2730,13 +2889,26 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenclast	%xmm8, %xmm5
 	aesenclast	%xmm8, %xmm6
 	aesenclast	%xmm8, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_9
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_9
+.Laesgen_aesni_face_r2_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_9:
 	movdqu	(%rdx), %xmm8
 	pxor	%xmm8, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -2774,6 +2946,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_256
+.Laesgen_aesni_face_r2_xor_stream_fast4_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm3
@@ -2863,8 +3036,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_fill4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm4
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
@@ -2893,16 +3073,16 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm5, %xmm3
 	movdqa	%xmm0, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, (%r9)
+	movdqa	%xmm5, (%r10)
 	movdqa	%xmm1, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, 16(%r9)
+	movdqa	%xmm5, 16(%r10)
 	movdqa	%xmm2, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, 32(%r9)
+	movdqa	%xmm5, 32(%r10)
 	movdqa	%xmm3, %xmm5
 	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, 48(%r9)
+	movdqa	%xmm5, 48(%r10)
 	movdqa	48(%rdi), %xmm4
 	aesenc	%xmm4, %xmm0
 	aesenc	%xmm4, %xmm1
@@ -2963,13 +3143,26 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenclast	%xmm4, %xmm1
 	aesenclast	%xmm4, %xmm2
 	aesenclast	%xmm4, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_10
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_10
+.Laesgen_aesni_face_r2_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_10:
 	movdqu	(%rdx), %xmm4
 	pxor	%xmm4, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -2995,6 +3188,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_256
+.Laesgen_aesni_face_r2_xor_stream_fast2_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm1
@@ -3050,8 +3244,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_fill2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm2
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
@@ -3070,10 +3271,10 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm3, %xmm1
 	movdqa	%xmm0, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, (%r9)
+	movdqa	%xmm3, (%r10)
 	movdqa	%xmm1, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 16(%r9)
+	movdqa	%xmm3, 16(%r10)
 	movdqa	48(%rdi), %xmm2
 	aesenc	%xmm2, %xmm0
 	aesenc	%xmm2, %xmm1
@@ -3110,13 +3311,26 @@ aesgen_aesni_face_r2_xor_stream:
 	movdqa	224(%rdi), %xmm2
 	aesenclast	%xmm2, %xmm0
 	aesenclast	%xmm2, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_11
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_11
+.Laesgen_aesni_face_r2_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_11:
 	movdqu	(%rdx), %xmm2
 	pxor	%xmm2, %xmm0
 	movdqu	%xmm0, (%rsi)
@@ -3132,6 +3346,7 @@ aesgen_aesni_face_r2_xor_stream:
 .Laesgen_aesni_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill256
+.Laesgen_aesni_face_r2_xor_stream_single_fast256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	movdqa	368(%rdi), %xmm0
@@ -3188,8 +3403,15 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end256
 .Laesgen_aesni_face_r2_xor_stream_single_fill256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	movdqa	368(%rdi), %xmm1
 	movq	%rax, %xmm0
 	movq	%r8, %xmm2
@@ -3203,7 +3425,7 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm2, %xmm0
 	movdqa	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, (%r9)
+	movdqa	%xmm2, (%r10)
 	movdqa	48(%rdi), %xmm1
 	aesenc	%xmm1, %xmm0
 	movdqa	64(%rdi), %xmm1
@@ -3228,13 +3450,26 @@ aesgen_aesni_face_r2_xor_stream:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_12
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_12
+.Laesgen_aesni_face_r2_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_12:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_6
 	movdqu	(%rdx), %xmm1
@@ -3282,7 +3517,6 @@ aesgen_aesni_face_r2_xor_stream:
 	movdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3290,18 +3524,11 @@ aesgen_aesni_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r2_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r2_xor_stream_window_ok256
 .Laesgen_aesni_face_r2_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_window_ok256
 .Laesgen_aesni_face_r2_xor_stream_return:
@@ -3315,7 +3542,6 @@ aesgen_aesni_face_r2_xor_stream:
 	pxor	%xmm7, %xmm7
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
-	popq	%rbx
 	ret
 	.size	aesgen_aesni_face_r2_xor_stream, .-aesgen_aesni_face_r2_xor_stream
 	.section	.rodata

@@ -8986,8 +8986,10 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_refresh128
 .Laesgen_bitsliced128_face_r2_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_fill128
+	movq	%r9, %r10
+	shrq	$3, %r10
+	cmpb	$0, 7168(%rdi,%r10,1)
+	je	.Laesgen_bitsliced128_face_r2_xor_stream_fill128
 	movq	%r9, %r10
 	andq	$-8, %r10
 	shlq	$4, %r10
@@ -10086,8 +10088,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	7152(%rdi), %xmm0
 	movdqu	%xmm0, 112(%r11)
 	shrq	$3, %r10
-	movzbl	7168(%rdi,%r10,1), %r11d
-	testq	%r11, %r11
+	cmpb	$0, 7168(%rdi,%r10,1)
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_group_counted
 	movb	$1, 7168(%rdi,%r10,1)
 	addq	$8, 336(%rdi)
@@ -11344,8 +11345,10 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_refresh192
 .Laesgen_bitsliced128_face_r2_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_fill192
+	movq	%r9, %r10
+	shrq	$3, %r10
+	cmpb	$0, 7168(%rdi,%r10,1)
+	je	.Laesgen_bitsliced128_face_r2_xor_stream_fill192
 	movq	%r9, %r10
 	andq	$-8, %r10
 	shlq	$4, %r10
@@ -12436,8 +12439,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	7152(%rdi), %xmm0
 	movdqu	%xmm0, 112(%r11)
 	shrq	$3, %r10
-	movzbl	7168(%rdi,%r10,1), %r11d
-	testq	%r11, %r11
+	cmpb	$0, 7168(%rdi,%r10,1)
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_group_counted_2
 	movb	$1, 7168(%rdi,%r10,1)
 	addq	$8, 336(%rdi)
@@ -13688,8 +13690,10 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_refresh256
 .Laesgen_bitsliced128_face_r2_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced128_face_r2_xor_stream_fill256
+	movq	%r9, %r10
+	shrq	$3, %r10
+	cmpb	$0, 7168(%rdi,%r10,1)
+	je	.Laesgen_bitsliced128_face_r2_xor_stream_fill256
 	movq	%r9, %r10
 	andq	$-8, %r10
 	shlq	$4, %r10
@@ -14788,8 +14792,7 @@ aesgen_bitsliced128_face_r2_xor_stream:
 	pxor	7152(%rdi), %xmm0
 	movdqu	%xmm0, 112(%r11)
 	shrq	$3, %r10
-	movzbl	7168(%rdi,%r10,1), %r11d
-	testq	%r11, %r11
+	cmpb	$0, 7168(%rdi,%r10,1)
 	jne	.Laesgen_bitsliced128_face_r2_xor_stream_group_counted_3
 	movb	$1, 7168(%rdi,%r10,1)
 	addq	$8, 336(%rdi)

@@ -1249,6 +1249,7 @@ aesgen_table_face_r1_xor_stream:
 	jb	.Laesgen_table_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_table_face_r1_xor_stream_fill128
+.Laesgen_table_face_r1_xor_stream_fast:
 	movl	352(%rdi), %r10d
 	xorl	384(%rdi,%r9,4), %r10d
 	movzbl	%r10b, %r9d
@@ -1656,7 +1657,8 @@ aesgen_table_face_r1_xor_stream:
 	jmp	.Laesgen_table_face_r1_xor_stream_top128
 .Laesgen_table_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_table_face_r1_xor_stream_fill128
+	jne	.Laesgen_table_face_r1_xor_stream_single_fill128
+.Laesgen_table_face_r1_xor_stream_single_fast:
 	movl	352(%rdi), %r10d
 	xorl	384(%rdi,%r9,4), %r10d
 	movzbl	%r10b, %r9d
@@ -2068,7 +2070,22 @@ aesgen_table_face_r1_xor_stream:
 	subq	%rcx, %r9
 	movq	%r9, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end128
+.Laesgen_table_face_r1_xor_stream_single_fill128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r1_xor_stream_single_fast
+	jmp	.Laesgen_table_face_r1_xor_stream_fill_block128
 .Laesgen_table_face_r1_xor_stream_fill128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r1_xor_stream_fast
+.Laesgen_table_face_r1_xor_stream_fill_block128:
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9
@@ -2127,7 +2144,27 @@ aesgen_table_face_r1_xor_stream:
 	movl	%ebp, %r11d
 	xorl	352(%rdi), %r11d
 	movl	%r11d, 384(%rdi,%r9,4)
-	addq	$1, 336(%rdi)
+	movzbl	%r8b, %r9d
+	movq	%r9, %r11
+	subq	328(%rdi), %r11
+	andq	$255, %r11
+	movq	336(%rdi), %rbx
+	cmpq	%rbx, %r11
+	ja	.Laesgen_table_face_r1_xor_stream_run_restart
+	addq	$1, %r11
+	cmpq	%rbx, %r11
+	cmovaq	%r11, %rbx
+	cmpq	$256, %rbx
+	jb	.Laesgen_table_face_r1_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %rbx
+.Laesgen_table_face_r1_xor_stream_run_grown:
+	movq	%rbx, 336(%rdi)
+	jmp	.Laesgen_table_face_r1_xor_stream_run_done
+.Laesgen_table_face_r1_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_table_face_r1_xor_stream_run_done:
 	movzbl	%bpl, %r9d
 	movl	(%rax,%r9,4), %r9d
 	shrq	$8, %rbp
@@ -2635,7 +2672,6 @@ aesgen_table_face_r1_xor_stream:
 	movq	264(%rdi), %r10
 	movq	%r9, 296(%rdi)
 	movq	%r10, 304(%rdi)
-	movzbl	%r8b, %ebx
 	movabsq	$0xff0000000000, %r9
 	andq	%r8, %r9
 	movabsq	$0xff00000000ff0000, %r11
@@ -2643,19 +2679,13 @@ aesgen_table_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_table_face_r1_xor_stream_restart
 	cmpq	320(%rdi), %r11
-	jne	.Laesgen_table_face_r1_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_table_face_r1_xor_stream_window_ok
-	movq	328(%rdi), %r10
-	addq	336(%rdi), %r10
-	andq	$255, %r10
-	cmpq	%rbx, %r10
 	je	.Laesgen_table_face_r1_xor_stream_window_ok
 .Laesgen_table_face_r1_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r11, 320(%rdi)
-	movq	%rbx, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	jmp	.Laesgen_table_face_r1_xor_stream_window_ok
 .Laesgen_table_face_r1_xor_stream_window_ok:
 	movzbl	%r8b, %r9d
 	jmp	.Laesgen_table_face_r1_xor_stream_checked128
@@ -2674,6 +2704,7 @@ aesgen_table_face_r1_xor_stream:
 	jb	.Laesgen_table_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_table_face_r1_xor_stream_fill192
+.Laesgen_table_face_r1_xor_stream_fast_2:
 	movl	352(%rdi), %r10d
 	xorl	384(%rdi,%r9,4), %r10d
 	movzbl	%r10b, %r9d
@@ -3169,7 +3200,8 @@ aesgen_table_face_r1_xor_stream:
 	jmp	.Laesgen_table_face_r1_xor_stream_top192
 .Laesgen_table_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_table_face_r1_xor_stream_fill192
+	jne	.Laesgen_table_face_r1_xor_stream_single_fill192
+.Laesgen_table_face_r1_xor_stream_single_fast_2:
 	movl	352(%rdi), %r10d
 	xorl	384(%rdi,%r9,4), %r10d
 	movzbl	%r10b, %r9d
@@ -3669,7 +3701,22 @@ aesgen_table_face_r1_xor_stream:
 	subq	%rcx, %r9
 	movq	%r9, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end192
+.Laesgen_table_face_r1_xor_stream_single_fill192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r1_xor_stream_single_fast_2
+	jmp	.Laesgen_table_face_r1_xor_stream_fill_block192
 .Laesgen_table_face_r1_xor_stream_fill192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r1_xor_stream_fast_2
+.Laesgen_table_face_r1_xor_stream_fill_block192:
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9
@@ -3728,7 +3775,27 @@ aesgen_table_face_r1_xor_stream:
 	movl	%ebp, %r11d
 	xorl	352(%rdi), %r11d
 	movl	%r11d, 384(%rdi,%r9,4)
-	addq	$1, 336(%rdi)
+	movzbl	%r8b, %r9d
+	movq	%r9, %r11
+	subq	328(%rdi), %r11
+	andq	$255, %r11
+	movq	336(%rdi), %rbx
+	cmpq	%rbx, %r11
+	ja	.Laesgen_table_face_r1_xor_stream_run_restart_2
+	addq	$1, %r11
+	cmpq	%rbx, %r11
+	cmovaq	%r11, %rbx
+	cmpq	$256, %rbx
+	jb	.Laesgen_table_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %rbx
+.Laesgen_table_face_r1_xor_stream_run_grown_2:
+	movq	%rbx, 336(%rdi)
+	jmp	.Laesgen_table_face_r1_xor_stream_run_done_2
+.Laesgen_table_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_table_face_r1_xor_stream_run_done_2:
 	movzbl	%bpl, %r9d
 	movl	(%rax,%r9,4), %r9d
 	shrq	$8, %rbp
@@ -4324,7 +4391,6 @@ aesgen_table_face_r1_xor_stream:
 	movq	264(%rdi), %r10
 	movq	%r9, 296(%rdi)
 	movq	%r10, 304(%rdi)
-	movzbl	%r8b, %ebx
 	movabsq	$0xff0000000000, %r9
 	andq	%r8, %r9
 	movabsq	$0xff00000000ff0000, %r11
@@ -4332,19 +4398,13 @@ aesgen_table_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_table_face_r1_xor_stream_restart_2
 	cmpq	320(%rdi), %r11
-	jne	.Laesgen_table_face_r1_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_table_face_r1_xor_stream_window_ok_2
-	movq	328(%rdi), %r10
-	addq	336(%rdi), %r10
-	andq	$255, %r10
-	cmpq	%rbx, %r10
 	je	.Laesgen_table_face_r1_xor_stream_window_ok_2
 .Laesgen_table_face_r1_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r11, 320(%rdi)
-	movq	%rbx, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	jmp	.Laesgen_table_face_r1_xor_stream_window_ok_2
 .Laesgen_table_face_r1_xor_stream_window_ok_2:
 	movzbl	%r8b, %r9d
 	jmp	.Laesgen_table_face_r1_xor_stream_checked192
@@ -4363,6 +4423,7 @@ aesgen_table_face_r1_xor_stream:
 	jb	.Laesgen_table_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_table_face_r1_xor_stream_fill256
+.Laesgen_table_face_r1_xor_stream_fast_3:
 	movl	352(%rdi), %r10d
 	xorl	384(%rdi,%r9,4), %r10d
 	movzbl	%r10b, %r9d
@@ -4946,7 +5007,8 @@ aesgen_table_face_r1_xor_stream:
 	jmp	.Laesgen_table_face_r1_xor_stream_top256
 .Laesgen_table_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_table_face_r1_xor_stream_fill256
+	jne	.Laesgen_table_face_r1_xor_stream_single_fill256
+.Laesgen_table_face_r1_xor_stream_single_fast_3:
 	movl	352(%rdi), %r10d
 	xorl	384(%rdi,%r9,4), %r10d
 	movzbl	%r10b, %r9d
@@ -5534,7 +5596,22 @@ aesgen_table_face_r1_xor_stream:
 	subq	%rcx, %r9
 	movq	%r9, 288(%rdi)
 	jmp	.Laesgen_table_face_r1_xor_stream_end256
+.Laesgen_table_face_r1_xor_stream_single_fill256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r1_xor_stream_single_fast_3
+	jmp	.Laesgen_table_face_r1_xor_stream_fill_block256
 .Laesgen_table_face_r1_xor_stream_fill256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_table_face_r1_xor_stream_fast_3
+.Laesgen_table_face_r1_xor_stream_fill_block256:
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9
@@ -5593,7 +5670,27 @@ aesgen_table_face_r1_xor_stream:
 	movl	%ebp, %r11d
 	xorl	352(%rdi), %r11d
 	movl	%r11d, 384(%rdi,%r9,4)
-	addq	$1, 336(%rdi)
+	movzbl	%r8b, %r9d
+	movq	%r9, %r11
+	subq	328(%rdi), %r11
+	andq	$255, %r11
+	movq	336(%rdi), %rbx
+	cmpq	%rbx, %r11
+	ja	.Laesgen_table_face_r1_xor_stream_run_restart_3
+	addq	$1, %r11
+	cmpq	%rbx, %r11
+	cmovaq	%r11, %rbx
+	cmpq	$256, %rbx
+	jb	.Laesgen_table_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %rbx
+.Laesgen_table_face_r1_xor_stream_run_grown_3:
+	movq	%rbx, 336(%rdi)
+	jmp	.Laesgen_table_face_r1_xor_stream_run_done_3
+.Laesgen_table_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_table_face_r1_xor_stream_run_done_3:
 	movzbl	%bpl, %r9d
 	movl	(%rax,%r9,4), %r9d
 	shrq	$8, %rbp
@@ -6277,7 +6374,6 @@ aesgen_table_face_r1_xor_stream:
 	movq	264(%rdi), %r10
 	movq	%r9, 296(%rdi)
 	movq	%r10, 304(%rdi)
-	movzbl	%r8b, %ebx
 	movabsq	$0xff0000000000, %r9
 	andq	%r8, %r9
 	movabsq	$0xff00000000ff0000, %r11
@@ -6285,19 +6381,13 @@ aesgen_table_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_table_face_r1_xor_stream_restart_3
 	cmpq	320(%rdi), %r11
-	jne	.Laesgen_table_face_r1_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_table_face_r1_xor_stream_window_ok_3
-	movq	328(%rdi), %r10
-	addq	336(%rdi), %r10
-	andq	$255, %r10
-	cmpq	%rbx, %r10
 	je	.Laesgen_table_face_r1_xor_stream_window_ok_3
 .Laesgen_table_face_r1_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r11, 320(%rdi)
-	movq	%rbx, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
+	jmp	.Laesgen_table_face_r1_xor_stream_window_ok_3
 .Laesgen_table_face_r1_xor_stream_window_ok_3:
 	movzbl	%r8b, %r9d
 	jmp	.Laesgen_table_face_r1_xor_stream_checked256

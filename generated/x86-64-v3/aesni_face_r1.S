@@ -705,7 +705,6 @@ aesgen_aesni_face_r1_set_iv:
 	.p2align	5
 aesgen_aesni_face_r1_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_face_r1_xor_stream_return
 	movq	288(%rdi), %rax
@@ -757,6 +756,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_128
+.Laesgen_aesni_face_r1_xor_stream_fast8_128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovd	(%r9), %xmm0
@@ -879,7 +879,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_fill8_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -911,21 +917,21 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm9, %xmm6, %xmm6
 	vaesenc	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovd	%xmm9, (%r9)
+	vmovd	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovd	%xmm9, 4(%r9)
+	vmovd	%xmm9, 4(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovd	%xmm9, 8(%r9)
+	vmovd	%xmm9, 8(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovd	%xmm9, 12(%r9)
+	vmovd	%xmm9, 12(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovd	%xmm9, 16(%r9)
+	vmovd	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovd	%xmm9, 20(%r9)
+	vmovd	%xmm9, 20(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovd	%xmm9, 24(%r9)
+	vmovd	%xmm9, 24(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovd	%xmm9, 28(%r9)
+	vmovd	%xmm9, 28(%r10)
 	vmovdqa	32(%rdi), %xmm8
 	vaesenc	%xmm8, %xmm0, %xmm0
 	vaesenc	%xmm8, %xmm1, %xmm1
@@ -1007,13 +1013,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenclast	%xmm8, %xmm5, %xmm5
 	vaesenclast	%xmm8, %xmm6, %xmm6
 	vaesenclast	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done
+.Laesgen_aesni_face_r1_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -1043,6 +1062,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_128
+.Laesgen_aesni_face_r1_xor_stream_fast4_128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm4
 	vmovd	(%r9), %xmm0
@@ -1113,7 +1133,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_fill4_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1133,13 +1159,13 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm5, %xmm2, %xmm2
 	vaesenc	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovd	%xmm5, (%r9)
+	vmovd	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovd	%xmm5, 4(%r9)
+	vmovd	%xmm5, 4(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovd	%xmm5, 8(%r9)
+	vmovd	%xmm5, 8(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovd	%xmm5, 12(%r9)
+	vmovd	%xmm5, 12(%r10)
 	vmovdqa	32(%rdi), %xmm4
 	vaesenc	%xmm4, %xmm0, %xmm0
 	vaesenc	%xmm4, %xmm1, %xmm1
@@ -1185,13 +1211,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenclast	%xmm4, %xmm1, %xmm1
 	vaesenclast	%xmm4, %xmm2, %xmm2
 	vaesenclast	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_2
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_2
+.Laesgen_aesni_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_2:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -1213,6 +1252,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_128
+.Laesgen_aesni_face_r1_xor_stream_fast2_128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm2
 	vmovd	(%r9), %xmm0
@@ -1257,7 +1297,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_fill2_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1271,9 +1317,9 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm3, %xmm0, %xmm0
 	vaesenc	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovd	%xmm3, (%r9)
+	vmovd	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovd	%xmm3, 4(%r9)
+	vmovd	%xmm3, 4(%r10)
 	vmovdqa	32(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vaesenc	%xmm2, %xmm1, %xmm1
@@ -1301,13 +1347,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vmovdqa	160(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
 	vaesenclast	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_3
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_3
+.Laesgen_aesni_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_3:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -1321,6 +1380,7 @@ aesgen_aesni_face_r1_xor_stream:
 .Laesgen_aesni_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill128
+.Laesgen_aesni_face_r1_xor_stream_single_fast128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm1
 	vmovd	(%r9), %xmm0
@@ -1370,7 +1430,13 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
 .Laesgen_aesni_face_r1_xor_stream_single_fill128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -1381,7 +1447,7 @@ aesgen_aesni_face_r1_xor_stream:
 	vmovdqa	16(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovd	%xmm1, (%r9)
+	vmovd	%xmm1, (%r10)
 	vmovdqa	32(%rdi), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	48(%rdi), %xmm1
@@ -1400,13 +1466,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_4
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_4
+.Laesgen_aesni_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_4:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_2
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -1451,7 +1530,6 @@ aesgen_aesni_face_r1_xor_stream:
 	vmovdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -1459,18 +1537,11 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r1_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r1_xor_stream_window_ok128
 .Laesgen_aesni_face_r1_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_window_ok128
 .Laesgen_aesni_face_r1_xor_stream_aes192:
@@ -1493,6 +1564,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_192
+.Laesgen_aesni_face_r1_xor_stream_fast8_192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovd	(%r9), %xmm0
@@ -1633,7 +1705,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_fill8_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1665,21 +1743,21 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm9, %xmm6, %xmm6
 	vaesenc	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovd	%xmm9, (%r9)
+	vmovd	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovd	%xmm9, 4(%r9)
+	vmovd	%xmm9, 4(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovd	%xmm9, 8(%r9)
+	vmovd	%xmm9, 8(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovd	%xmm9, 12(%r9)
+	vmovd	%xmm9, 12(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovd	%xmm9, 16(%r9)
+	vmovd	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovd	%xmm9, 20(%r9)
+	vmovd	%xmm9, 20(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovd	%xmm9, 24(%r9)
+	vmovd	%xmm9, 24(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovd	%xmm9, 28(%r9)
+	vmovd	%xmm9, 28(%r10)
 	vmovdqa	32(%rdi), %xmm8
 	vaesenc	%xmm8, %xmm0, %xmm0
 	vaesenc	%xmm8, %xmm1, %xmm1
@@ -1779,13 +1857,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenclast	%xmm8, %xmm5, %xmm5
 	vaesenclast	%xmm8, %xmm6, %xmm6
 	vaesenclast	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_5
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_5
+.Laesgen_aesni_face_r1_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_5:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -1815,6 +1906,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_192
+.Laesgen_aesni_face_r1_xor_stream_fast4_192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm4
 	vmovd	(%r9), %xmm0
@@ -1895,7 +1987,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_fill4_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1915,13 +2013,13 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm5, %xmm2, %xmm2
 	vaesenc	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovd	%xmm5, (%r9)
+	vmovd	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovd	%xmm5, 4(%r9)
+	vmovd	%xmm5, 4(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovd	%xmm5, 8(%r9)
+	vmovd	%xmm5, 8(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovd	%xmm5, 12(%r9)
+	vmovd	%xmm5, 12(%r10)
 	vmovdqa	32(%rdi), %xmm4
 	vaesenc	%xmm4, %xmm0, %xmm0
 	vaesenc	%xmm4, %xmm1, %xmm1
@@ -1977,13 +2075,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenclast	%xmm4, %xmm1, %xmm1
 	vaesenclast	%xmm4, %xmm2, %xmm2
 	vaesenclast	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_6
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_6
+.Laesgen_aesni_face_r1_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_6:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2005,6 +2116,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_192
+.Laesgen_aesni_face_r1_xor_stream_fast2_192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm2
 	vmovd	(%r9), %xmm0
@@ -2055,7 +2167,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_fill2_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2069,9 +2187,9 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm3, %xmm0, %xmm0
 	vaesenc	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovd	%xmm3, (%r9)
+	vmovd	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovd	%xmm3, 4(%r9)
+	vmovd	%xmm3, 4(%r10)
 	vmovdqa	32(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vaesenc	%xmm2, %xmm1, %xmm1
@@ -2105,13 +2223,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vmovdqa	192(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
 	vaesenclast	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_7
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_7
+.Laesgen_aesni_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_7:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2125,6 +2256,7 @@ aesgen_aesni_face_r1_xor_stream:
 .Laesgen_aesni_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill192
+.Laesgen_aesni_face_r1_xor_stream_single_fast192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm1
 	vmovd	(%r9), %xmm0
@@ -2178,7 +2310,13 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end192
 .Laesgen_aesni_face_r1_xor_stream_single_fill192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -2189,7 +2327,7 @@ aesgen_aesni_face_r1_xor_stream:
 	vmovdqa	16(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovd	%xmm1, (%r9)
+	vmovd	%xmm1, (%r10)
 	vmovdqa	32(%rdi), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	48(%rdi), %xmm1
@@ -2212,13 +2350,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_8
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_8
+.Laesgen_aesni_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_8:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_4
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -2263,7 +2414,6 @@ aesgen_aesni_face_r1_xor_stream:
 	vmovdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -2271,18 +2421,11 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r1_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r1_xor_stream_window_ok192
 .Laesgen_aesni_face_r1_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_window_ok192
 .Laesgen_aesni_face_r1_xor_stream_aes256:
@@ -2305,6 +2448,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill8_256
+.Laesgen_aesni_face_r1_xor_stream_fast8_256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm8
 	vmovd	(%r9), %xmm0
@@ -2463,7 +2607,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_fill8_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2495,21 +2645,21 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm9, %xmm6, %xmm6
 	vaesenc	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovd	%xmm9, (%r9)
+	vmovd	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovd	%xmm9, 4(%r9)
+	vmovd	%xmm9, 4(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovd	%xmm9, 8(%r9)
+	vmovd	%xmm9, 8(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovd	%xmm9, 12(%r9)
+	vmovd	%xmm9, 12(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovd	%xmm9, 16(%r9)
+	vmovd	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovd	%xmm9, 20(%r9)
+	vmovd	%xmm9, 20(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovd	%xmm9, 24(%r9)
+	vmovd	%xmm9, 24(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovd	%xmm9, 28(%r9)
+	vmovd	%xmm9, 28(%r10)
 	vmovdqa	32(%rdi), %xmm8
 	vaesenc	%xmm8, %xmm0, %xmm0
 	vaesenc	%xmm8, %xmm1, %xmm1
@@ -2627,13 +2777,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenclast	%xmm8, %xmm5, %xmm5
 	vaesenclast	%xmm8, %xmm6, %xmm6
 	vaesenclast	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_9
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_9
+.Laesgen_aesni_face_r1_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_9:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2663,6 +2826,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_256
+.Laesgen_aesni_face_r1_xor_stream_fast4_256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm4
 	vmovd	(%r9), %xmm0
@@ -2753,7 +2917,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_fill4_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2773,13 +2943,13 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm5, %xmm2, %xmm2
 	vaesenc	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovd	%xmm5, (%r9)
+	vmovd	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovd	%xmm5, 4(%r9)
+	vmovd	%xmm5, 4(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovd	%xmm5, 8(%r9)
+	vmovd	%xmm5, 8(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovd	%xmm5, 12(%r9)
+	vmovd	%xmm5, 12(%r10)
 	vmovdqa	32(%rdi), %xmm4
 	vaesenc	%xmm4, %xmm0, %xmm0
 	vaesenc	%xmm4, %xmm1, %xmm1
@@ -2845,13 +3015,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenclast	%xmm4, %xmm1, %xmm1
 	vaesenclast	%xmm4, %xmm2, %xmm2
 	vaesenclast	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_10
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_10
+.Laesgen_aesni_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_10:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2873,6 +3056,7 @@ aesgen_aesni_face_r1_xor_stream:
 	ja	.Laesgen_aesni_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_256
+.Laesgen_aesni_face_r1_xor_stream_fast2_256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm2
 	vmovd	(%r9), %xmm0
@@ -2929,7 +3113,13 @@ aesgen_aesni_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_fill2_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2943,9 +3133,9 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm3, %xmm0, %xmm0
 	vaesenc	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovd	%xmm3, (%r9)
+	vmovd	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovd	%xmm3, 4(%r9)
+	vmovd	%xmm3, 4(%r10)
 	vmovdqa	32(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vaesenc	%xmm2, %xmm1, %xmm1
@@ -2985,13 +3175,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vmovdqa	224(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
 	vaesenclast	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_11
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_11
+.Laesgen_aesni_face_r1_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_11:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -3005,6 +3208,7 @@ aesgen_aesni_face_r1_xor_stream:
 .Laesgen_aesni_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill256
+.Laesgen_aesni_face_r1_xor_stream_single_fast256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa	352(%rdi), %xmm1
 	vmovd	(%r9), %xmm0
@@ -3062,7 +3266,13 @@ aesgen_aesni_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_end256
 .Laesgen_aesni_face_r1_xor_stream_single_fill256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -3073,7 +3283,7 @@ aesgen_aesni_face_r1_xor_stream:
 	vmovdqa	16(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovd	%xmm1, (%r9)
+	vmovd	%xmm1, (%r10)
 	vmovdqa	32(%rdi), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	48(%rdi), %xmm1
@@ -3100,13 +3310,26 @@ aesgen_aesni_face_r1_xor_stream:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_aesni_face_r1_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_12
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_12
+.Laesgen_aesni_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_12:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_6
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -3151,7 +3374,6 @@ aesgen_aesni_face_r1_xor_stream:
 	vmovdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3159,23 +3381,15 @@ aesgen_aesni_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r1_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r1_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r1_xor_stream_window_ok256
 .Laesgen_aesni_face_r1_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r1_xor_stream_window_ok256
 .Laesgen_aesni_face_r1_xor_stream_return:
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_aesni_face_r1_xor_stream, .-aesgen_aesni_face_r1_xor_stream
 	.section	.rodata

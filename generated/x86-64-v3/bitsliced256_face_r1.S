@@ -7580,8 +7580,10 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r1_xor_stream_refresh128
 .Laesgen_bitsliced256_face_r1_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced256_face_r1_xor_stream_fill128
+	movq	%r9, %r10
+	shrq	$4, %r10
+	cmpb	$0, 9856(%rdi,%r10,1)
+	je	.Laesgen_bitsliced256_face_r1_xor_stream_fill128
 	movq	%r9, %r10
 	andq	$-16, %r10
 	shlq	$4, %r10
@@ -8501,8 +8503,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	9824(%rdi), %ymm15, %ymm0
 	vmovdqu	%ymm0, 224(%r11)
 	shrq	$4, %r10
-	movzbl	9856(%rdi,%r10,1), %r11d
-	testq	%r11, %r11
+	cmpb	$0, 9856(%rdi,%r10,1)
 	jne	.Laesgen_bitsliced256_face_r1_xor_stream_group_counted
 	movb	$1, 9856(%rdi,%r10,1)
 	addq	$16, 336(%rdi)
@@ -9577,8 +9578,10 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r1_xor_stream_refresh192
 .Laesgen_bitsliced256_face_r1_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced256_face_r1_xor_stream_fill192
+	movq	%r9, %r10
+	shrq	$4, %r10
+	cmpb	$0, 9856(%rdi,%r10,1)
+	je	.Laesgen_bitsliced256_face_r1_xor_stream_fill192
 	movq	%r9, %r10
 	andq	$-16, %r10
 	shlq	$4, %r10
@@ -10490,8 +10493,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	9824(%rdi), %ymm15, %ymm0
 	vmovdqu	%ymm0, 224(%r11)
 	shrq	$4, %r10
-	movzbl	9856(%rdi,%r10,1), %r11d
-	testq	%r11, %r11
+	cmpb	$0, 9856(%rdi,%r10,1)
 	jne	.Laesgen_bitsliced256_face_r1_xor_stream_group_counted_2
 	movb	$1, 9856(%rdi,%r10,1)
 	addq	$16, 336(%rdi)
@@ -11558,8 +11560,10 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced256_face_r1_xor_stream_refresh256
 .Laesgen_bitsliced256_face_r1_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced256_face_r1_xor_stream_fill256
+	movq	%r9, %r10
+	shrq	$4, %r10
+	cmpb	$0, 9856(%rdi,%r10,1)
+	je	.Laesgen_bitsliced256_face_r1_xor_stream_fill256
 	movq	%r9, %r10
 	andq	$-16, %r10
 	shlq	$4, %r10
@@ -12479,8 +12483,7 @@ aesgen_bitsliced256_face_r1_xor_stream:
 	vpxor	9824(%rdi), %ymm15, %ymm0
 	vmovdqu	%ymm0, 224(%r11)
 	shrq	$4, %r10
-	movzbl	9856(%rdi,%r10,1), %r11d
-	testq	%r11, %r11
+	cmpb	$0, 9856(%rdi,%r10,1)
 	jne	.Laesgen_bitsliced256_face_r1_xor_stream_group_counted_3
 	movb	$1, 9856(%rdi,%r10,1)
 	addq	$16, 336(%rdi)

@@ -750,6 +750,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try4_128
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned8_128
+.Laesgen_aesni_face_none_xor_stream_fast8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1015,6 +1016,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try2_128
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned4_128
+.Laesgen_aesni_face_none_xor_stream_fast4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1172,6 +1174,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_single128
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned2_128
+.Laesgen_aesni_face_none_xor_stream_fast2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1339,6 +1342,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try4_192
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned8_192
+.Laesgen_aesni_face_none_xor_stream_fast8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1640,6 +1644,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try2_192
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned4_192
+.Laesgen_aesni_face_none_xor_stream_fast4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1817,6 +1822,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_single192
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned2_192
+.Laesgen_aesni_face_none_xor_stream_fast2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2000,6 +2006,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try4_256
 	testq	$7, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned8_256
+.Laesgen_aesni_face_none_xor_stream_fast8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2337,6 +2344,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_try2_256
 	testq	$3, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned4_256
+.Laesgen_aesni_face_none_xor_stream_fast4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2534,6 +2542,7 @@ aesgen_aesni_face_none_xor_stream:
 	ja	.Laesgen_aesni_face_none_xor_stream_single256
 	testq	$1, %r9
 	jne	.Laesgen_aesni_face_none_xor_stream_unaligned2_256
+.Laesgen_aesni_face_none_xor_stream_fast2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0

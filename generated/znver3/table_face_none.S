@@ -1242,6 +1242,7 @@ aesgen_table_face_none_xor_stream:
 	je	.Laesgen_table_face_none_xor_stream_end128
 	cmpq	$16, %rcx
 	jb	.Laesgen_table_face_none_xor_stream_single128
+.Laesgen_table_face_none_xor_stream_fast:
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9
@@ -2186,6 +2187,7 @@ aesgen_table_face_none_xor_stream:
 	je	.Laesgen_table_face_none_xor_stream_end192
 	cmpq	$16, %rcx
 	jb	.Laesgen_table_face_none_xor_stream_single192
+.Laesgen_table_face_none_xor_stream_fast_2:
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9
@@ -3306,6 +3308,7 @@ aesgen_table_face_none_xor_stream:
 	je	.Laesgen_table_face_none_xor_stream_end256
 	cmpq	$16, %rcx
 	jb	.Laesgen_table_face_none_xor_stream_single256
+.Laesgen_table_face_none_xor_stream_fast_3:
 	movq	264(%rdi), %r9
 	bswapq	%r9
 	xorq	(%rdi), %r9

@@ -705,7 +705,6 @@ aesgen_vaes256_face_r1_set_iv:
 	.p2align	5
 aesgen_vaes256_face_r1_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes256_face_r1_xor_stream_return
 	movq	288(%rdi), %rax
@@ -757,6 +756,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill8_128
+.Laesgen_vaes256_face_r1_xor_stream_fast8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm7
@@ -872,8 +872,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast8_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -907,21 +914,21 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm9, %ymm6, %ymm6
 	vaesenc	%ymm9, %ymm7, %ymm7
 	vpxor	%ymm8, %ymm0, %ymm9
-	vmovdqu	%ymm9, (%r9)
+	vmovdqu	%ymm9, (%r10)
 	vpxor	%ymm8, %ymm1, %ymm9
-	vmovdqu	%ymm9, 32(%r9)
+	vmovdqu	%ymm9, 32(%r10)
 	vpxor	%ymm8, %ymm2, %ymm9
-	vmovdqu	%ymm9, 64(%r9)
+	vmovdqu	%ymm9, 64(%r10)
 	vpxor	%ymm8, %ymm3, %ymm9
-	vmovdqu	%ymm9, 96(%r9)
+	vmovdqu	%ymm9, 96(%r10)
 	vpxor	%ymm8, %ymm4, %ymm9
-	vmovdqu	%ymm9, 128(%r9)
+	vmovdqu	%ymm9, 128(%r10)
 	vpxor	%ymm8, %ymm5, %ymm9
-	vmovdqu	%ymm9, 160(%r9)
+	vmovdqu	%ymm9, 160(%r10)
 	vpxor	%ymm8, %ymm6, %ymm9
-	vmovdqu	%ymm9, 192(%r9)
+	vmovdqu	%ymm9, 192(%r10)
 	vpxor	%ymm8, %ymm7, %ymm9
-	vmovdqu	%ymm9, 224(%r9)
+	vmovdqu	%ymm9, 224(%r10)
 	vbroadcasti128	32(%rdi), %ymm8
 	vaesenc	%ymm8, %ymm0, %ymm0
 	vaesenc	%ymm8, %ymm1, %ymm1
@@ -1003,13 +1010,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm8, %ymm5, %ymm5
 	vaesenclast	%ymm8, %ymm6, %ymm6
 	vaesenclast	%ymm8, %ymm7, %ymm7
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done
+.Laesgen_vaes256_face_r1_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -1039,6 +1059,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill4_128
+.Laesgen_vaes256_face_r1_xor_stream_fast4_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm3
@@ -1106,8 +1127,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_fill4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast4_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1129,13 +1157,13 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm5, %ymm2, %ymm2
 	vaesenc	%ymm5, %ymm3, %ymm3
 	vpxor	%ymm4, %ymm0, %ymm5
-	vmovdqu	%ymm5, (%r9)
+	vmovdqu	%ymm5, (%r10)
 	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm5, 32(%r9)
+	vmovdqu	%ymm5, 32(%r10)
 	vpxor	%ymm4, %ymm2, %ymm5
-	vmovdqu	%ymm5, 64(%r9)
+	vmovdqu	%ymm5, 64(%r10)
 	vpxor	%ymm4, %ymm3, %ymm5
-	vmovdqu	%ymm5, 96(%r9)
+	vmovdqu	%ymm5, 96(%r10)
 	vbroadcasti128	32(%rdi), %ymm4
 	vaesenc	%ymm4, %ymm0, %ymm0
 	vaesenc	%ymm4, %ymm1, %ymm1
@@ -1181,13 +1209,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm4, %ymm1, %ymm1
 	vaesenclast	%ymm4, %ymm2, %ymm2
 	vaesenclast	%ymm4, %ymm3, %ymm3
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_2
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_2
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_2:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -1209,6 +1250,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try1_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill2_128
+.Laesgen_vaes256_face_r1_xor_stream_fast2_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm1
@@ -1252,8 +1294,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_fill2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast2_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1269,9 +1318,9 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm3, %ymm0, %ymm0
 	vaesenc	%ymm3, %ymm1, %ymm1
 	vpxor	%ymm2, %ymm0, %ymm3
-	vmovdqu	%ymm3, (%r9)
+	vmovdqu	%ymm3, (%r10)
 	vpxor	%ymm2, %ymm1, %ymm3
-	vmovdqu	%ymm3, 32(%r9)
+	vmovdqu	%ymm3, 32(%r10)
 	vbroadcasti128	32(%rdi), %ymm2
 	vaesenc	%ymm2, %ymm0, %ymm0
 	vaesenc	%ymm2, %ymm1, %ymm1
@@ -1299,13 +1348,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vbroadcasti128	160(%rdi), %ymm2
 	vaesenclast	%ymm2, %ymm0, %ymm0
 	vaesenclast	%ymm2, %ymm1, %ymm1
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_3
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_3
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_3:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -1323,6 +1385,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill1_128
+.Laesgen_vaes256_face_r1_xor_stream_fast1_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm0
@@ -1354,8 +1417,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_fill1_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast1_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -1368,7 +1438,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vbroadcasti128	16(%rdi), %ymm2
 	vaesenc	%ymm2, %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm1
-	vmovdqu	%ymm1, (%r9)
+	vmovdqu	%ymm1, (%r10)
 	vbroadcasti128	32(%rdi), %ymm1
 	vaesenc	%ymm1, %ymm0, %ymm0
 	vbroadcasti128	48(%rdi), %ymm1
@@ -1387,13 +1457,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm0, %ymm0
 	vbroadcasti128	160(%rdi), %ymm1
 	vaesenclast	%ymm1, %ymm0, %ymm0
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_4
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_4
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_4:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	addq	$2, %rax
@@ -1405,6 +1488,7 @@ aesgen_vaes256_face_r1_xor_stream:
 .Laesgen_vaes256_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill128
+.Laesgen_vaes256_face_r1_xor_stream_single_fast128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	352(%rdi), %xmm0
@@ -1454,8 +1538,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_end128
 .Laesgen_vaes256_face_r1_xor_stream_single_fill128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_single_fast128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -1466,7 +1557,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vmovdqa	16(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	32(%rdi), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	48(%rdi), %xmm1
@@ -1485,13 +1576,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_5
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_5
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_5:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_partial_2
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -1536,7 +1640,6 @@ aesgen_vaes256_face_r1_xor_stream:
 	vmovdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -1544,18 +1647,11 @@ aesgen_vaes256_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes256_face_r1_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok128
 .Laesgen_vaes256_face_r1_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_window_ok128
 .Laesgen_vaes256_face_r1_xor_stream_aes192:
@@ -1578,6 +1674,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill8_192
+.Laesgen_vaes256_face_r1_xor_stream_fast8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm7
@@ -1711,8 +1808,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast8_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1746,21 +1850,21 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm9, %ymm6, %ymm6
 	vaesenc	%ymm9, %ymm7, %ymm7
 	vpxor	%ymm8, %ymm0, %ymm9
-	vmovdqu	%ymm9, (%r9)
+	vmovdqu	%ymm9, (%r10)
 	vpxor	%ymm8, %ymm1, %ymm9
-	vmovdqu	%ymm9, 32(%r9)
+	vmovdqu	%ymm9, 32(%r10)
 	vpxor	%ymm8, %ymm2, %ymm9
-	vmovdqu	%ymm9, 64(%r9)
+	vmovdqu	%ymm9, 64(%r10)
 	vpxor	%ymm8, %ymm3, %ymm9
-	vmovdqu	%ymm9, 96(%r9)
+	vmovdqu	%ymm9, 96(%r10)
 	vpxor	%ymm8, %ymm4, %ymm9
-	vmovdqu	%ymm9, 128(%r9)
+	vmovdqu	%ymm9, 128(%r10)
 	vpxor	%ymm8, %ymm5, %ymm9
-	vmovdqu	%ymm9, 160(%r9)
+	vmovdqu	%ymm9, 160(%r10)
 	vpxor	%ymm8, %ymm6, %ymm9
-	vmovdqu	%ymm9, 192(%r9)
+	vmovdqu	%ymm9, 192(%r10)
 	vpxor	%ymm8, %ymm7, %ymm9
-	vmovdqu	%ymm9, 224(%r9)
+	vmovdqu	%ymm9, 224(%r10)
 	vbroadcasti128	32(%rdi), %ymm8
 	vaesenc	%ymm8, %ymm0, %ymm0
 	vaesenc	%ymm8, %ymm1, %ymm1
@@ -1860,13 +1964,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm8, %ymm5, %ymm5
 	vaesenclast	%ymm8, %ymm6, %ymm6
 	vaesenclast	%ymm8, %ymm7, %ymm7
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_6
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_6
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_6:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -1896,6 +2013,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill4_192
+.Laesgen_vaes256_face_r1_xor_stream_fast4_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm3
@@ -1973,8 +2091,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_fill4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast4_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1996,13 +2121,13 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm5, %ymm2, %ymm2
 	vaesenc	%ymm5, %ymm3, %ymm3
 	vpxor	%ymm4, %ymm0, %ymm5
-	vmovdqu	%ymm5, (%r9)
+	vmovdqu	%ymm5, (%r10)
 	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm5, 32(%r9)
+	vmovdqu	%ymm5, 32(%r10)
 	vpxor	%ymm4, %ymm2, %ymm5
-	vmovdqu	%ymm5, 64(%r9)
+	vmovdqu	%ymm5, 64(%r10)
 	vpxor	%ymm4, %ymm3, %ymm5
-	vmovdqu	%ymm5, 96(%r9)
+	vmovdqu	%ymm5, 96(%r10)
 	vbroadcasti128	32(%rdi), %ymm4
 	vaesenc	%ymm4, %ymm0, %ymm0
 	vaesenc	%ymm4, %ymm1, %ymm1
@@ -2058,13 +2183,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm4, %ymm1, %ymm1
 	vaesenclast	%ymm4, %ymm2, %ymm2
 	vaesenclast	%ymm4, %ymm3, %ymm3
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_7
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_7
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_7:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -2086,6 +2224,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try1_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill2_192
+.Laesgen_vaes256_face_r1_xor_stream_fast2_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm1
@@ -2135,8 +2274,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_fill2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast2_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2152,9 +2298,9 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm3, %ymm0, %ymm0
 	vaesenc	%ymm3, %ymm1, %ymm1
 	vpxor	%ymm2, %ymm0, %ymm3
-	vmovdqu	%ymm3, (%r9)
+	vmovdqu	%ymm3, (%r10)
 	vpxor	%ymm2, %ymm1, %ymm3
-	vmovdqu	%ymm3, 32(%r9)
+	vmovdqu	%ymm3, 32(%r10)
 	vbroadcasti128	32(%rdi), %ymm2
 	vaesenc	%ymm2, %ymm0, %ymm0
 	vaesenc	%ymm2, %ymm1, %ymm1
@@ -2188,13 +2334,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vbroadcasti128	192(%rdi), %ymm2
 	vaesenclast	%ymm2, %ymm0, %ymm0
 	vaesenclast	%ymm2, %ymm1, %ymm1
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_8
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_8
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_8:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -2212,6 +2371,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill1_192
+.Laesgen_vaes256_face_r1_xor_stream_fast1_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm0
@@ -2247,8 +2407,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_fill1_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast1_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -2261,7 +2428,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vbroadcasti128	16(%rdi), %ymm2
 	vaesenc	%ymm2, %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm1
-	vmovdqu	%ymm1, (%r9)
+	vmovdqu	%ymm1, (%r10)
 	vbroadcasti128	32(%rdi), %ymm1
 	vaesenc	%ymm1, %ymm0, %ymm0
 	vbroadcasti128	48(%rdi), %ymm1
@@ -2284,13 +2451,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm0, %ymm0
 	vbroadcasti128	192(%rdi), %ymm1
 	vaesenclast	%ymm1, %ymm0, %ymm0
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_9
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_9
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_9:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	addq	$2, %rax
@@ -2302,6 +2482,7 @@ aesgen_vaes256_face_r1_xor_stream:
 .Laesgen_vaes256_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill192
+.Laesgen_vaes256_face_r1_xor_stream_single_fast192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	352(%rdi), %xmm0
@@ -2355,8 +2536,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_end192
 .Laesgen_vaes256_face_r1_xor_stream_single_fill192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_single_fast192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -2367,7 +2555,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vmovdqa	16(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	32(%rdi), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	48(%rdi), %xmm1
@@ -2390,13 +2578,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_10
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_10
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_10:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_partial_4
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -2441,7 +2642,6 @@ aesgen_vaes256_face_r1_xor_stream:
 	vmovdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -2449,18 +2649,11 @@ aesgen_vaes256_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes256_face_r1_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok192
 .Laesgen_vaes256_face_r1_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_window_ok192
 .Laesgen_vaes256_face_r1_xor_stream_aes256:
@@ -2483,6 +2676,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill8_256
+.Laesgen_vaes256_face_r1_xor_stream_fast8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm7
@@ -2634,8 +2828,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast8_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2669,21 +2870,21 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm9, %ymm6, %ymm6
 	vaesenc	%ymm9, %ymm7, %ymm7
 	vpxor	%ymm8, %ymm0, %ymm9
-	vmovdqu	%ymm9, (%r9)
+	vmovdqu	%ymm9, (%r10)
 	vpxor	%ymm8, %ymm1, %ymm9
-	vmovdqu	%ymm9, 32(%r9)
+	vmovdqu	%ymm9, 32(%r10)
 	vpxor	%ymm8, %ymm2, %ymm9
-	vmovdqu	%ymm9, 64(%r9)
+	vmovdqu	%ymm9, 64(%r10)
 	vpxor	%ymm8, %ymm3, %ymm9
-	vmovdqu	%ymm9, 96(%r9)
+	vmovdqu	%ymm9, 96(%r10)
 	vpxor	%ymm8, %ymm4, %ymm9
-	vmovdqu	%ymm9, 128(%r9)
+	vmovdqu	%ymm9, 128(%r10)
 	vpxor	%ymm8, %ymm5, %ymm9
-	vmovdqu	%ymm9, 160(%r9)
+	vmovdqu	%ymm9, 160(%r10)
 	vpxor	%ymm8, %ymm6, %ymm9
-	vmovdqu	%ymm9, 192(%r9)
+	vmovdqu	%ymm9, 192(%r10)
 	vpxor	%ymm8, %ymm7, %ymm9
-	vmovdqu	%ymm9, 224(%r9)
+	vmovdqu	%ymm9, 224(%r10)
 	vbroadcasti128	32(%rdi), %ymm8
 	vaesenc	%ymm8, %ymm0, %ymm0
 	vaesenc	%ymm8, %ymm1, %ymm1
@@ -2801,13 +3002,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm8, %ymm5, %ymm5
 	vaesenclast	%ymm8, %ymm6, %ymm6
 	vaesenclast	%ymm8, %ymm7, %ymm7
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_11
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_11
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_11:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -2837,6 +3051,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill4_256
+.Laesgen_vaes256_face_r1_xor_stream_fast4_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm3
@@ -2924,8 +3139,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_fill4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast4_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2947,13 +3169,13 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm5, %ymm2, %ymm2
 	vaesenc	%ymm5, %ymm3, %ymm3
 	vpxor	%ymm4, %ymm0, %ymm5
-	vmovdqu	%ymm5, (%r9)
+	vmovdqu	%ymm5, (%r10)
 	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm5, 32(%r9)
+	vmovdqu	%ymm5, 32(%r10)
 	vpxor	%ymm4, %ymm2, %ymm5
-	vmovdqu	%ymm5, 64(%r9)
+	vmovdqu	%ymm5, 64(%r10)
 	vpxor	%ymm4, %ymm3, %ymm5
-	vmovdqu	%ymm5, 96(%r9)
+	vmovdqu	%ymm5, 96(%r10)
 	vbroadcasti128	32(%rdi), %ymm4
 	vaesenc	%ymm4, %ymm0, %ymm0
 	vaesenc	%ymm4, %ymm1, %ymm1
@@ -3019,13 +3241,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm4, %ymm1, %ymm1
 	vaesenclast	%ymm4, %ymm2, %ymm2
 	vaesenclast	%ymm4, %ymm3, %ymm3
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_12
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_12
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_12:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -3047,6 +3282,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try1_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill2_256
+.Laesgen_vaes256_face_r1_xor_stream_fast2_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm1
@@ -3102,8 +3338,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_fill2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast2_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -3119,9 +3362,9 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm3, %ymm0, %ymm0
 	vaesenc	%ymm3, %ymm1, %ymm1
 	vpxor	%ymm2, %ymm0, %ymm3
-	vmovdqu	%ymm3, (%r9)
+	vmovdqu	%ymm3, (%r10)
 	vpxor	%ymm2, %ymm1, %ymm3
-	vmovdqu	%ymm3, 32(%r9)
+	vmovdqu	%ymm3, 32(%r10)
 	vbroadcasti128	32(%rdi), %ymm2
 	vaesenc	%ymm2, %ymm0, %ymm0
 	vaesenc	%ymm2, %ymm1, %ymm1
@@ -3161,13 +3404,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vbroadcasti128	224(%rdi), %ymm2
 	vaesenclast	%ymm2, %ymm0, %ymm0
 	vaesenclast	%ymm2, %ymm1, %ymm1
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_13
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_13:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_13
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_13
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_13:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_13
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_13:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_13:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	vpxor	32(%rdx), %ymm1, %ymm1
@@ -3185,6 +3441,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill1_256
+.Laesgen_vaes256_face_r1_xor_stream_fast1_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti128	352(%rdi), %ymm0
@@ -3224,8 +3481,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_fill1_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast1_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti128	352(%rdi), %ymm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -3238,7 +3502,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vbroadcasti128	16(%rdi), %ymm2
 	vaesenc	%ymm2, %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm1
-	vmovdqu	%ymm1, (%r9)
+	vmovdqu	%ymm1, (%r10)
 	vbroadcasti128	32(%rdi), %ymm1
 	vaesenc	%ymm1, %ymm0, %ymm0
 	vbroadcasti128	48(%rdi), %ymm1
@@ -3265,13 +3529,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm0, %ymm0
 	vbroadcasti128	224(%rdi), %ymm1
 	vaesenclast	%ymm1, %ymm0, %ymm0
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_14
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_14:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_14
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_14
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_14:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_14
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_14:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_14:
 	vpxor	(%rdx), %ymm0, %ymm0
 	vmovdqu	%ymm0, (%rsi)
 	addq	$2, %rax
@@ -3283,6 +3560,7 @@ aesgen_vaes256_face_r1_xor_stream:
 .Laesgen_vaes256_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill256
+.Laesgen_vaes256_face_r1_xor_stream_single_fast256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	352(%rdi), %xmm0
@@ -3340,8 +3618,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_end256
 .Laesgen_vaes256_face_r1_xor_stream_single_fill256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_single_fast256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	352(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -3352,7 +3637,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vmovdqa	16(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	32(%rdi), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	48(%rdi), %xmm1
@@ -3379,13 +3664,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_15
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_15:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_15
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_15
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_15:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_15
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_15:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_15:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_partial_6
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -3430,7 +3728,6 @@ aesgen_vaes256_face_r1_xor_stream:
 	vmovdqa	%xmm0, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3438,23 +3735,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes256_face_r1_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok256
 .Laesgen_vaes256_face_r1_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_window_ok256
 .Laesgen_vaes256_face_r1_xor_stream_return:
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_vaes256_face_r1_xor_stream, .-aesgen_vaes256_face_r1_xor_stream
 	.section	.rodata

@@ -705,7 +705,6 @@ aesgen_aesni_face_r2_set_iv:
 	.p2align	5
 aesgen_aesni_face_r2_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_aesni_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -757,6 +756,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill8_128
+.Laesgen_aesni_face_r2_xor_stream_fast8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm7
@@ -863,8 +863,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -905,21 +912,21 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm9, %xmm6, %xmm6
 	vaesenc	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovdqa	%xmm9, (%r9)
+	vmovdqa	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovdqa	%xmm9, 16(%r9)
+	vmovdqa	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovdqa	%xmm9, 32(%r9)
+	vmovdqa	%xmm9, 32(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovdqa	%xmm9, 48(%r9)
+	vmovdqa	%xmm9, 48(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovdqa	%xmm9, 64(%r9)
+	vmovdqa	%xmm9, 64(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovdqa	%xmm9, 80(%r9)
+	vmovdqa	%xmm9, 80(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovdqa	%xmm9, 96(%r9)
+	vmovdqa	%xmm9, 96(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovdqa	%xmm9, 112(%r9)
+	vmovdqa	%xmm9, 112(%r10)
 	vmovdqa	48(%rdi), %xmm8
 	vaesenc	%xmm8, %xmm0, %xmm0
 	vaesenc	%xmm8, %xmm1, %xmm1
@@ -992,13 +999,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenclast	%xmm8, %xmm5, %xmm5
 	vaesenclast	%xmm8, %xmm6, %xmm6
 	vaesenclast	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done
+.Laesgen_aesni_face_r2_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -1028,6 +1048,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_128
+.Laesgen_aesni_face_r2_xor_stream_fast4_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm3
@@ -1090,8 +1111,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_fill4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1116,13 +1144,13 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm5, %xmm2, %xmm2
 	vaesenc	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovdqa	%xmm5, (%r9)
+	vmovdqa	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovdqa	%xmm5, 16(%r9)
+	vmovdqa	%xmm5, 16(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovdqa	%xmm5, 32(%r9)
+	vmovdqa	%xmm5, 32(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovdqa	%xmm5, 48(%r9)
+	vmovdqa	%xmm5, 48(%r10)
 	vmovdqa	48(%rdi), %xmm4
 	vaesenc	%xmm4, %xmm0, %xmm0
 	vaesenc	%xmm4, %xmm1, %xmm1
@@ -1163,13 +1191,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenclast	%xmm4, %xmm1, %xmm1
 	vaesenclast	%xmm4, %xmm2, %xmm2
 	vaesenclast	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_2
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_2
+.Laesgen_aesni_face_r2_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_2:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -1191,6 +1232,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_128
+.Laesgen_aesni_face_r2_xor_stream_fast2_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm1
@@ -1231,8 +1273,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_fill2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1249,9 +1298,9 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm3, %xmm0, %xmm0
 	vaesenc	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovdqa	%xmm3, (%r9)
+	vmovdqa	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovdqa	%xmm3, 16(%r9)
+	vmovdqa	%xmm3, 16(%r10)
 	vmovdqa	48(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vaesenc	%xmm2, %xmm1, %xmm1
@@ -1276,13 +1325,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vmovdqa	160(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
 	vaesenclast	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_3
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_3
+.Laesgen_aesni_face_r2_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_3:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -1296,6 +1358,7 @@ aesgen_aesni_face_r2_xor_stream:
 .Laesgen_aesni_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill128
+.Laesgen_aesni_face_r2_xor_stream_single_fast128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm0
@@ -1343,8 +1406,15 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
 .Laesgen_aesni_face_r2_xor_stream_single_fill128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -1357,7 +1427,7 @@ aesgen_aesni_face_r2_xor_stream:
 	vmovdqa	32(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	48(%rdi), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	64(%rdi), %xmm1
@@ -1374,13 +1444,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_4
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_4
+.Laesgen_aesni_face_r2_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_4:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_2
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -1427,7 +1510,6 @@ aesgen_aesni_face_r2_xor_stream:
 	vmovdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -1435,18 +1517,11 @@ aesgen_aesni_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r2_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r2_xor_stream_window_ok128
 .Laesgen_aesni_face_r2_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_window_ok128
 .Laesgen_aesni_face_r2_xor_stream_aes192:
@@ -1469,6 +1544,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill8_192
+.Laesgen_aesni_face_r2_xor_stream_fast8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm7
@@ -1593,8 +1669,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1635,21 +1718,21 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm9, %xmm6, %xmm6
 	vaesenc	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovdqa	%xmm9, (%r9)
+	vmovdqa	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovdqa	%xmm9, 16(%r9)
+	vmovdqa	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovdqa	%xmm9, 32(%r9)
+	vmovdqa	%xmm9, 32(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovdqa	%xmm9, 48(%r9)
+	vmovdqa	%xmm9, 48(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovdqa	%xmm9, 64(%r9)
+	vmovdqa	%xmm9, 64(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovdqa	%xmm9, 80(%r9)
+	vmovdqa	%xmm9, 80(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovdqa	%xmm9, 96(%r9)
+	vmovdqa	%xmm9, 96(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovdqa	%xmm9, 112(%r9)
+	vmovdqa	%xmm9, 112(%r10)
 	vmovdqa	48(%rdi), %xmm8
 	vaesenc	%xmm8, %xmm0, %xmm0
 	vaesenc	%xmm8, %xmm1, %xmm1
@@ -1740,13 +1823,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenclast	%xmm8, %xmm5, %xmm5
 	vaesenclast	%xmm8, %xmm6, %xmm6
 	vaesenclast	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_5
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_5
+.Laesgen_aesni_face_r2_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_5:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -1776,6 +1872,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_192
+.Laesgen_aesni_face_r2_xor_stream_fast4_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm3
@@ -1848,8 +1945,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_fill4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -1874,13 +1978,13 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm5, %xmm2, %xmm2
 	vaesenc	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovdqa	%xmm5, (%r9)
+	vmovdqa	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovdqa	%xmm5, 16(%r9)
+	vmovdqa	%xmm5, 16(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovdqa	%xmm5, 32(%r9)
+	vmovdqa	%xmm5, 32(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovdqa	%xmm5, 48(%r9)
+	vmovdqa	%xmm5, 48(%r10)
 	vmovdqa	48(%rdi), %xmm4
 	vaesenc	%xmm4, %xmm0, %xmm0
 	vaesenc	%xmm4, %xmm1, %xmm1
@@ -1931,13 +2035,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenclast	%xmm4, %xmm1, %xmm1
 	vaesenclast	%xmm4, %xmm2, %xmm2
 	vaesenclast	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_6
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_6
+.Laesgen_aesni_face_r2_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_6:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -1959,6 +2076,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_192
+.Laesgen_aesni_face_r2_xor_stream_fast2_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm1
@@ -2005,8 +2123,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_fill2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2023,9 +2148,9 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm3, %xmm0, %xmm0
 	vaesenc	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovdqa	%xmm3, (%r9)
+	vmovdqa	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovdqa	%xmm3, 16(%r9)
+	vmovdqa	%xmm3, 16(%r10)
 	vmovdqa	48(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vaesenc	%xmm2, %xmm1, %xmm1
@@ -2056,13 +2181,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vmovdqa	192(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
 	vaesenclast	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_7
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_7
+.Laesgen_aesni_face_r2_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_7:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2076,6 +2214,7 @@ aesgen_aesni_face_r2_xor_stream:
 .Laesgen_aesni_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill192
+.Laesgen_aesni_face_r2_xor_stream_single_fast192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm0
@@ -2127,8 +2266,15 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end192
 .Laesgen_aesni_face_r2_xor_stream_single_fill192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -2141,7 +2287,7 @@ aesgen_aesni_face_r2_xor_stream:
 	vmovdqa	32(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	48(%rdi), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	64(%rdi), %xmm1
@@ -2162,13 +2308,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_8
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_8
+.Laesgen_aesni_face_r2_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_8:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_4
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -2215,7 +2374,6 @@ aesgen_aesni_face_r2_xor_stream:
 	vmovdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -2223,18 +2381,11 @@ aesgen_aesni_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r2_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r2_xor_stream_window_ok192
 .Laesgen_aesni_face_r2_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_window_ok192
 .Laesgen_aesni_face_r2_xor_stream_aes256:
@@ -2257,6 +2408,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill8_256
+.Laesgen_aesni_face_r2_xor_stream_fast8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm7
@@ -2399,8 +2551,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm8
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2441,21 +2600,21 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm9, %xmm6, %xmm6
 	vaesenc	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm0, %xmm9
-	vmovdqa	%xmm9, (%r9)
+	vmovdqa	%xmm9, (%r10)
 	vpxor	%xmm8, %xmm1, %xmm9
-	vmovdqa	%xmm9, 16(%r9)
+	vmovdqa	%xmm9, 16(%r10)
 	vpxor	%xmm8, %xmm2, %xmm9
-	vmovdqa	%xmm9, 32(%r9)
+	vmovdqa	%xmm9, 32(%r10)
 	vpxor	%xmm8, %xmm3, %xmm9
-	vmovdqa	%xmm9, 48(%r9)
+	vmovdqa	%xmm9, 48(%r10)
 	vpxor	%xmm8, %xmm4, %xmm9
-	vmovdqa	%xmm9, 64(%r9)
+	vmovdqa	%xmm9, 64(%r10)
 	vpxor	%xmm8, %xmm5, %xmm9
-	vmovdqa	%xmm9, 80(%r9)
+	vmovdqa	%xmm9, 80(%r10)
 	vpxor	%xmm8, %xmm6, %xmm9
-	vmovdqa	%xmm9, 96(%r9)
+	vmovdqa	%xmm9, 96(%r10)
 	vpxor	%xmm8, %xmm7, %xmm9
-	vmovdqa	%xmm9, 112(%r9)
+	vmovdqa	%xmm9, 112(%r10)
 	vmovdqa	48(%rdi), %xmm8
 	vaesenc	%xmm8, %xmm0, %xmm0
 	vaesenc	%xmm8, %xmm1, %xmm1
@@ -2564,13 +2723,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenclast	%xmm8, %xmm5, %xmm5
 	vaesenclast	%xmm8, %xmm6, %xmm6
 	vaesenclast	%xmm8, %xmm7, %xmm7
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_9
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_9
+.Laesgen_aesni_face_r2_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_9:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2600,6 +2772,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_256
+.Laesgen_aesni_face_r2_xor_stream_fast4_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm3
@@ -2682,8 +2855,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_fill4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm4
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2708,13 +2888,13 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm5, %xmm2, %xmm2
 	vaesenc	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm0, %xmm5
-	vmovdqa	%xmm5, (%r9)
+	vmovdqa	%xmm5, (%r10)
 	vpxor	%xmm4, %xmm1, %xmm5
-	vmovdqa	%xmm5, 16(%r9)
+	vmovdqa	%xmm5, 16(%r10)
 	vpxor	%xmm4, %xmm2, %xmm5
-	vmovdqa	%xmm5, 32(%r9)
+	vmovdqa	%xmm5, 32(%r10)
 	vpxor	%xmm4, %xmm3, %xmm5
-	vmovdqa	%xmm5, 48(%r9)
+	vmovdqa	%xmm5, 48(%r10)
 	vmovdqa	48(%rdi), %xmm4
 	vaesenc	%xmm4, %xmm0, %xmm0
 	vaesenc	%xmm4, %xmm1, %xmm1
@@ -2775,13 +2955,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenclast	%xmm4, %xmm1, %xmm1
 	vaesenclast	%xmm4, %xmm2, %xmm2
 	vaesenclast	%xmm4, %xmm3, %xmm3
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_10
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_10
+.Laesgen_aesni_face_r2_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_10:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2803,6 +2996,7 @@ aesgen_aesni_face_r2_xor_stream:
 	ja	.Laesgen_aesni_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_256
+.Laesgen_aesni_face_r2_xor_stream_fast2_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm1
@@ -2855,8 +3049,15 @@ aesgen_aesni_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_fill2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm2
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
@@ -2873,9 +3074,9 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm3, %xmm0, %xmm0
 	vaesenc	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm0, %xmm3
-	vmovdqa	%xmm3, (%r9)
+	vmovdqa	%xmm3, (%r10)
 	vpxor	%xmm2, %xmm1, %xmm3
-	vmovdqa	%xmm3, 16(%r9)
+	vmovdqa	%xmm3, 16(%r10)
 	vmovdqa	48(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vaesenc	%xmm2, %xmm1, %xmm1
@@ -2912,13 +3113,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vmovdqa	224(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
 	vaesenclast	%xmm2, %xmm1, %xmm1
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_11
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_11
+.Laesgen_aesni_face_r2_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_11:
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
 	vpxor	16(%rdx), %xmm1, %xmm1
@@ -2932,6 +3146,7 @@ aesgen_aesni_face_r2_xor_stream:
 .Laesgen_aesni_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill256
+.Laesgen_aesni_face_r2_xor_stream_single_fast256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa	368(%rdi), %xmm0
@@ -2987,8 +3202,15 @@ aesgen_aesni_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_end256
 .Laesgen_aesni_face_r2_xor_stream_single_fill256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa	368(%rdi), %xmm1
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm2
@@ -3001,7 +3223,7 @@ aesgen_aesni_face_r2_xor_stream:
 	vmovdqa	32(%rdi), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r9)
+	vmovdqa	%xmm1, (%r10)
 	vmovdqa	48(%rdi), %xmm1
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	64(%rdi), %xmm1
@@ -3026,13 +3248,26 @@ aesgen_aesni_face_r2_xor_stream:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_aesni_face_r2_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_12
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_12
+.Laesgen_aesni_face_r2_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_12:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_6
 	vpxor	(%rdx), %xmm0, %xmm0
@@ -3079,7 +3314,6 @@ aesgen_aesni_face_r2_xor_stream:
 	vmovdqa	%xmm0, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3087,23 +3321,15 @@ aesgen_aesni_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_aesni_face_r2_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_aesni_face_r2_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_aesni_face_r2_xor_stream_window_ok256
 .Laesgen_aesni_face_r2_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_aesni_face_r2_xor_stream_window_ok256
 .Laesgen_aesni_face_r2_xor_stream_return:
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_aesni_face_r2_xor_stream, .-aesgen_aesni_face_r2_xor_stream
 	.section	.rodata

@@ -7579,8 +7579,10 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced512_face_r1_xor_stream_refresh128
 .Laesgen_bitsliced512_face_r1_xor_stream_window_ok128:
 	movzbl	%al, %r9d
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced512_face_r1_xor_stream_fill128
+	movq	%r9, %r10
+	shrq	$5, %r10
+	cmpb	$0, 15232(%rdi,%r10,1)
+	je	.Laesgen_bitsliced512_face_r1_xor_stream_fill128
 	movq	%r9, %r10
 	andq	$-32, %r10
 	shlq	$4, %r10
@@ -8257,8 +8259,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	15168(%rdi), %zmm14, %zmm0
 	vmovdqu64	%zmm0, 448(%r11)
 	shrq	$5, %r10
-	movzbl	15232(%rdi,%r10,1), %r11d
-	testq	%r11, %r11
+	cmpb	$0, 15232(%rdi,%r10,1)
 	jne	.Laesgen_bitsliced512_face_r1_xor_stream_group_counted
 	movb	$1, 15232(%rdi,%r10,1)
 	addq	$32, 336(%rdi)
@@ -9068,8 +9069,10 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced512_face_r1_xor_stream_refresh192
 .Laesgen_bitsliced512_face_r1_xor_stream_window_ok192:
 	movzbl	%al, %r9d
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced512_face_r1_xor_stream_fill192
+	movq	%r9, %r10
+	shrq	$5, %r10
+	cmpb	$0, 15232(%rdi,%r10,1)
+	je	.Laesgen_bitsliced512_face_r1_xor_stream_fill192
 	movq	%r9, %r10
 	andq	$-32, %r10
 	shlq	$4, %r10
@@ -9738,8 +9741,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	15168(%rdi), %zmm14, %zmm0
 	vmovdqu64	%zmm0, 448(%r11)
 	shrq	$5, %r10
-	movzbl	15232(%rdi,%r10,1), %r11d
-	testq	%r11, %r11
+	cmpb	$0, 15232(%rdi,%r10,1)
 	jne	.Laesgen_bitsliced512_face_r1_xor_stream_group_counted_2
 	movb	$1, 15232(%rdi,%r10,1)
 	addq	$32, 336(%rdi)
@@ -10541,8 +10543,10 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	jne	.Laesgen_bitsliced512_face_r1_xor_stream_refresh256
 .Laesgen_bitsliced512_face_r1_xor_stream_window_ok256:
 	movzbl	%al, %r9d
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_bitsliced512_face_r1_xor_stream_fill256
+	movq	%r9, %r10
+	shrq	$5, %r10
+	cmpb	$0, 15232(%rdi,%r10,1)
+	je	.Laesgen_bitsliced512_face_r1_xor_stream_fill256
 	movq	%r9, %r10
 	andq	$-32, %r10
 	shlq	$4, %r10
@@ -11219,8 +11223,7 @@ aesgen_bitsliced512_face_r1_xor_stream:
 	vpxorq	15168(%rdi), %zmm14, %zmm0
 	vmovdqu64	%zmm0, 448(%r11)
 	shrq	$5, %r10
-	movzbl	15232(%rdi,%r10,1), %r11d
-	testq	%r11, %r11
+	cmpb	$0, 15232(%rdi,%r10,1)
 	jne	.Laesgen_bitsliced512_face_r1_xor_stream_group_counted_3
 	movb	$1, 15232(%rdi,%r10,1)
 	addq	$32, 336(%rdi)

@@ -702,7 +702,6 @@ aesgen_gfni128_face_r1_set_iv:
 	.p2align	5
 aesgen_gfni128_face_r1_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni128_face_r1_xor_stream_return
 	movq	288(%rdi), %rax
@@ -770,6 +769,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill8_128
+.Laesgen_gfni128_face_r1_xor_stream_fast8_128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm24
 	vmovd	(%r9), %xmm16
@@ -1411,7 +1411,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_fill8_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm24
 	vmovq	%rax, %xmm23
 	vmovq	%r8, %xmm16
@@ -1506,21 +1512,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm25, %xmm26, %xmm23
 	vpxorq	%xmm1, %xmm23, %xmm23
 	vpxorq	%xmm24, %xmm16, %xmm25
-	vmovd	%xmm25, (%r9)
+	vmovd	%xmm25, (%r10)
 	vpxorq	%xmm24, %xmm17, %xmm25
-	vmovd	%xmm25, 4(%r9)
+	vmovd	%xmm25, 4(%r10)
 	vpxorq	%xmm24, %xmm18, %xmm25
-	vmovd	%xmm25, 8(%r9)
+	vmovd	%xmm25, 8(%r10)
 	vpxorq	%xmm24, %xmm19, %xmm25
-	vmovd	%xmm25, 12(%r9)
+	vmovd	%xmm25, 12(%r10)
 	vpxorq	%xmm24, %xmm20, %xmm25
-	vmovd	%xmm25, 16(%r9)
+	vmovd	%xmm25, 16(%r10)
 	vpxorq	%xmm24, %xmm21, %xmm25
-	vmovd	%xmm25, 20(%r9)
+	vmovd	%xmm25, 20(%r10)
 	vpxorq	%xmm24, %xmm22, %xmm25
-	vmovd	%xmm25, 24(%r9)
+	vmovd	%xmm25, 24(%r10)
 	vpxorq	%xmm24, %xmm23, %xmm25
-	vmovd	%xmm25, 28(%r9)
+	vmovd	%xmm25, 28(%r10)
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm24
 	vpshufb	%xmm13, %xmm16, %xmm25
@@ -2121,13 +2127,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
 	vpshufb	%xmm12, %xmm23, %xmm23
 	vpxorq	%xmm10, %xmm23, %xmm23
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done
+.Laesgen_gfni128_face_r1_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done:
 	vpxorq	(%rdx), %xmm16, %xmm16
 	vmovdqu64	%xmm16, (%rsi)
 	vpxorq	16(%rdx), %xmm17, %xmm17
@@ -2157,6 +2176,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_128
+.Laesgen_gfni128_face_r1_xor_stream_fast4_128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm20
 	vmovd	(%r9), %xmm16
@@ -2482,7 +2502,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_fill4_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm20
 	vmovq	%rax, %xmm19
 	vmovq	%r8, %xmm16
@@ -2533,13 +2559,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm21, %xmm22, %xmm19
 	vpxorq	%xmm1, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm16, %xmm21
-	vmovd	%xmm21, (%r9)
+	vmovd	%xmm21, (%r10)
 	vpxorq	%xmm20, %xmm17, %xmm21
-	vmovd	%xmm21, 4(%r9)
+	vmovd	%xmm21, 4(%r10)
 	vpxorq	%xmm20, %xmm18, %xmm21
-	vmovd	%xmm21, 8(%r9)
+	vmovd	%xmm21, 8(%r10)
 	vpxorq	%xmm20, %xmm19, %xmm21
-	vmovd	%xmm21, 12(%r9)
+	vmovd	%xmm21, 12(%r10)
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm20
 	vpshufb	%xmm13, %xmm16, %xmm21
@@ -2840,13 +2866,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
 	vpshufb	%xmm12, %xmm19, %xmm19
 	vpxorq	%xmm10, %xmm19, %xmm19
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_2
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_2
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_2:
 	vpxorq	(%rdx), %xmm16, %xmm16
 	vmovdqu64	%xmm16, (%rsi)
 	vpxorq	16(%rdx), %xmm17, %xmm17
@@ -2868,6 +2907,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_128
+.Laesgen_gfni128_face_r1_xor_stream_fast2_128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm18
 	vmovd	(%r9), %xmm16
@@ -3035,7 +3075,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_fill2_128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm18
 	vmovq	%rax, %xmm17
 	vmovq	%r8, %xmm16
@@ -3064,9 +3110,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm19, %xmm20, %xmm17
 	vpxorq	%xmm1, %xmm17, %xmm17
 	vpxorq	%xmm18, %xmm16, %xmm19
-	vmovd	%xmm19, (%r9)
+	vmovd	%xmm19, (%r10)
 	vpxorq	%xmm18, %xmm17, %xmm19
-	vmovd	%xmm19, 4(%r9)
+	vmovd	%xmm19, 4(%r10)
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm18
 	vpshufb	%xmm13, %xmm16, %xmm19
@@ -3217,13 +3263,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
 	vpshufb	%xmm12, %xmm17, %xmm17
 	vpxorq	%xmm10, %xmm17, %xmm17
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_3
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_3
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_3:
 	vpxorq	(%rdx), %xmm16, %xmm16
 	vmovdqu64	%xmm16, (%rsi)
 	vpxorq	16(%rdx), %xmm17, %xmm17
@@ -3237,6 +3296,7 @@ aesgen_gfni128_face_r1_xor_stream:
 .Laesgen_gfni128_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill128
+.Laesgen_gfni128_face_r1_xor_stream_single_fast128:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm17
 	vmovd	(%r9), %xmm16
@@ -3343,7 +3403,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
 .Laesgen_gfni128_face_r1_xor_stream_single_fill128:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast128
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm17
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm18
@@ -3361,7 +3427,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm18, %xmm19, %xmm16
 	vpxorq	%xmm1, %xmm16, %xmm16
 	vpxorq	%xmm17, %xmm16, %xmm17
-	vmovd	%xmm17, (%r9)
+	vmovd	%xmm17, (%r10)
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm17
 	vpshufb	%xmm13, %xmm16, %xmm18
@@ -3437,13 +3503,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm16
 	vpxorq	%xmm10, %xmm16, %xmm16
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_4
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_4
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_4:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_2
 	vpxorq	(%rdx), %xmm16, %xmm16
@@ -3494,7 +3573,6 @@ aesgen_gfni128_face_r1_xor_stream:
 	vmovdqa64	%xmm16, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3502,18 +3580,11 @@ aesgen_gfni128_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r1_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok128
 .Laesgen_gfni128_face_r1_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_window_ok128
 .Laesgen_gfni128_face_r1_xor_stream_aes192:
@@ -3554,6 +3625,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill8_192
+.Laesgen_gfni128_face_r1_xor_stream_fast8_192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm26
 	vmovd	(%r9), %xmm18
@@ -4339,7 +4411,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_fill8_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm26
 	vmovq	%rax, %xmm25
 	vmovq	%r8, %xmm18
@@ -4434,21 +4512,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm27, %xmm28, %xmm25
 	vpxorq	%xmm1, %xmm25, %xmm25
 	vpxorq	%xmm26, %xmm18, %xmm27
-	vmovd	%xmm27, (%r9)
+	vmovd	%xmm27, (%r10)
 	vpxorq	%xmm26, %xmm19, %xmm27
-	vmovd	%xmm27, 4(%r9)
+	vmovd	%xmm27, 4(%r10)
 	vpxorq	%xmm26, %xmm20, %xmm27
-	vmovd	%xmm27, 8(%r9)
+	vmovd	%xmm27, 8(%r10)
 	vpxorq	%xmm26, %xmm21, %xmm27
-	vmovd	%xmm27, 12(%r9)
+	vmovd	%xmm27, 12(%r10)
 	vpxorq	%xmm26, %xmm22, %xmm27
-	vmovd	%xmm27, 16(%r9)
+	vmovd	%xmm27, 16(%r10)
 	vpxorq	%xmm26, %xmm23, %xmm27
-	vmovd	%xmm27, 20(%r9)
+	vmovd	%xmm27, 20(%r10)
 	vpxorq	%xmm26, %xmm24, %xmm27
-	vmovd	%xmm27, 24(%r9)
+	vmovd	%xmm27, 24(%r10)
 	vpxorq	%xmm26, %xmm25, %xmm27
-	vmovd	%xmm27, 28(%r9)
+	vmovd	%xmm27, 28(%r10)
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm26
 	vpshufb	%xmm15, %xmm18, %xmm27
@@ -5193,13 +5271,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
 	vpshufb	%xmm14, %xmm25, %xmm25
 	vpxorq	%xmm12, %xmm25, %xmm25
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_5
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_5
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_5:
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	vpxorq	16(%rdx), %xmm19, %xmm19
@@ -5229,6 +5320,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_192
+.Laesgen_gfni128_face_r1_xor_stream_fast4_192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm22
 	vmovd	(%r9), %xmm18
@@ -5626,7 +5718,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_fill4_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm22
 	vmovq	%rax, %xmm21
 	vmovq	%r8, %xmm18
@@ -5677,13 +5775,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm23, %xmm24, %xmm21
 	vpxorq	%xmm1, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm18, %xmm23
-	vmovd	%xmm23, (%r9)
+	vmovd	%xmm23, (%r10)
 	vpxorq	%xmm22, %xmm19, %xmm23
-	vmovd	%xmm23, 4(%r9)
+	vmovd	%xmm23, 4(%r10)
 	vpxorq	%xmm22, %xmm20, %xmm23
-	vmovd	%xmm23, 8(%r9)
+	vmovd	%xmm23, 8(%r10)
 	vpxorq	%xmm22, %xmm21, %xmm23
-	vmovd	%xmm23, 12(%r9)
+	vmovd	%xmm23, 12(%r10)
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm22
 	vpshufb	%xmm15, %xmm18, %xmm23
@@ -6056,13 +6154,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
 	vpshufb	%xmm14, %xmm21, %xmm21
 	vpxorq	%xmm12, %xmm21, %xmm21
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_6
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_6
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_6:
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	vpxorq	16(%rdx), %xmm19, %xmm19
@@ -6084,6 +6195,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_192
+.Laesgen_gfni128_face_r1_xor_stream_fast2_192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm20
 	vmovd	(%r9), %xmm18
@@ -6287,7 +6399,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_fill2_192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm20
 	vmovq	%rax, %xmm19
 	vmovq	%r8, %xmm18
@@ -6316,9 +6434,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm21, %xmm22, %xmm19
 	vpxorq	%xmm1, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm18, %xmm21
-	vmovd	%xmm21, (%r9)
+	vmovd	%xmm21, (%r10)
 	vpxorq	%xmm20, %xmm19, %xmm21
-	vmovd	%xmm21, 4(%r9)
+	vmovd	%xmm21, 4(%r10)
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm20
 	vpshufb	%xmm15, %xmm18, %xmm21
@@ -6505,13 +6623,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
 	vpshufb	%xmm14, %xmm19, %xmm19
 	vpxorq	%xmm12, %xmm19, %xmm19
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_7
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_7
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_7:
 	vpxorq	(%rdx), %xmm18, %xmm18
 	vmovdqu64	%xmm18, (%rsi)
 	vpxorq	16(%rdx), %xmm19, %xmm19
@@ -6525,6 +6656,7 @@ aesgen_gfni128_face_r1_xor_stream:
 .Laesgen_gfni128_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill192
+.Laesgen_gfni128_face_r1_xor_stream_single_fast192:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm19
 	vmovd	(%r9), %xmm18
@@ -6649,7 +6781,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end192
 .Laesgen_gfni128_face_r1_xor_stream_single_fill192:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast192
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm19
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm20
@@ -6667,7 +6805,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm20, %xmm21, %xmm18
 	vpxorq	%xmm1, %xmm18, %xmm18
 	vpxorq	%xmm19, %xmm18, %xmm19
-	vmovd	%xmm19, (%r9)
+	vmovd	%xmm19, (%r10)
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm19
 	vpshufb	%xmm15, %xmm18, %xmm20
@@ -6761,13 +6899,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm18
 	vpxorq	%xmm12, %xmm18, %xmm18
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_8
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_8
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_8:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm18, %xmm18
@@ -6818,7 +6969,6 @@ aesgen_gfni128_face_r1_xor_stream:
 	vmovdqa64	%xmm18, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -6826,18 +6976,11 @@ aesgen_gfni128_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r1_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok192
 .Laesgen_gfni128_face_r1_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_window_ok192
 .Laesgen_gfni128_face_r1_xor_stream_aes256:
@@ -6880,6 +7023,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill8_256
+.Laesgen_gfni128_face_r1_xor_stream_fast8_256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm28
 	vmovd	(%r9), %xmm20
@@ -7809,7 +7953,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_fill8_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm28
 	vmovq	%rax, %xmm27
 	vmovq	%r8, %xmm20
@@ -7904,21 +8054,21 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm29, %xmm30, %xmm27
 	vpxorq	%xmm1, %xmm27, %xmm27
 	vpxorq	%xmm28, %xmm20, %xmm29
-	vmovd	%xmm29, (%r9)
+	vmovd	%xmm29, (%r10)
 	vpxorq	%xmm28, %xmm21, %xmm29
-	vmovd	%xmm29, 4(%r9)
+	vmovd	%xmm29, 4(%r10)
 	vpxorq	%xmm28, %xmm22, %xmm29
-	vmovd	%xmm29, 8(%r9)
+	vmovd	%xmm29, 8(%r10)
 	vpxorq	%xmm28, %xmm23, %xmm29
-	vmovd	%xmm29, 12(%r9)
+	vmovd	%xmm29, 12(%r10)
 	vpxorq	%xmm28, %xmm24, %xmm29
-	vmovd	%xmm29, 16(%r9)
+	vmovd	%xmm29, 16(%r10)
 	vpxorq	%xmm28, %xmm25, %xmm29
-	vmovd	%xmm29, 20(%r9)
+	vmovd	%xmm29, 20(%r10)
 	vpxorq	%xmm28, %xmm26, %xmm29
-	vmovd	%xmm29, 24(%r9)
+	vmovd	%xmm29, 24(%r10)
 	vpxorq	%xmm28, %xmm27, %xmm29
-	vmovd	%xmm29, 28(%r9)
+	vmovd	%xmm29, 28(%r10)
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm28
 	vpshufb	%xmm17, %xmm20, %xmm29
@@ -8807,13 +8957,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
 	vpshufb	%xmm16, %xmm27, %xmm27
 	vpxorq	%xmm14, %xmm27, %xmm27
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_9
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_9
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_9:
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	vpxorq	16(%rdx), %xmm21, %xmm21
@@ -8843,6 +9006,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_256
+.Laesgen_gfni128_face_r1_xor_stream_fast4_256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm24
 	vmovd	(%r9), %xmm20
@@ -9312,7 +9476,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_fill4_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm24
 	vmovq	%rax, %xmm23
 	vmovq	%r8, %xmm20
@@ -9363,13 +9533,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm25, %xmm26, %xmm23
 	vpxorq	%xmm1, %xmm23, %xmm23
 	vpxorq	%xmm24, %xmm20, %xmm25
-	vmovd	%xmm25, (%r9)
+	vmovd	%xmm25, (%r10)
 	vpxorq	%xmm24, %xmm21, %xmm25
-	vmovd	%xmm25, 4(%r9)
+	vmovd	%xmm25, 4(%r10)
 	vpxorq	%xmm24, %xmm22, %xmm25
-	vmovd	%xmm25, 8(%r9)
+	vmovd	%xmm25, 8(%r10)
 	vpxorq	%xmm24, %xmm23, %xmm25
-	vmovd	%xmm25, 12(%r9)
+	vmovd	%xmm25, 12(%r10)
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm24
 	vpshufb	%xmm17, %xmm20, %xmm25
@@ -9814,13 +9984,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
 	vpshufb	%xmm16, %xmm23, %xmm23
 	vpxorq	%xmm14, %xmm23, %xmm23
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_10
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_10
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_10:
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	vpxorq	16(%rdx), %xmm21, %xmm21
@@ -9842,6 +10025,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	ja	.Laesgen_gfni128_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_256
+.Laesgen_gfni128_face_r1_xor_stream_fast2_256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm22
 	vmovd	(%r9), %xmm20
@@ -10081,7 +10265,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_fill2_256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm22
 	vmovq	%rax, %xmm21
 	vmovq	%r8, %xmm20
@@ -10110,9 +10300,9 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm23, %xmm24, %xmm21
 	vpxorq	%xmm1, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm20, %xmm23
-	vmovd	%xmm23, (%r9)
+	vmovd	%xmm23, (%r10)
 	vpxorq	%xmm22, %xmm21, %xmm23
-	vmovd	%xmm23, 4(%r9)
+	vmovd	%xmm23, 4(%r10)
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm22
 	vpshufb	%xmm17, %xmm20, %xmm23
@@ -10335,13 +10525,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
 	vpshufb	%xmm16, %xmm21, %xmm21
 	vpxorq	%xmm14, %xmm21, %xmm21
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_11
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_11
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_11:
 	vpxorq	(%rdx), %xmm20, %xmm20
 	vmovdqu64	%xmm20, (%rsi)
 	vpxorq	16(%rdx), %xmm21, %xmm21
@@ -10355,6 +10558,7 @@ aesgen_gfni128_face_r1_xor_stream:
 .Laesgen_gfni128_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill256
+.Laesgen_gfni128_face_r1_xor_stream_single_fast256:
 	leaq	384(%rdi,%r9,4), %r9
 	vmovdqa64	352(%rdi), %xmm21
 	vmovd	(%r9), %xmm20
@@ -10497,7 +10701,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_end256
 .Laesgen_gfni128_face_r1_xor_stream_single_fill256:
-	leaq	384(%rdi,%r9,4), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast256
+	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm21
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm22
@@ -10515,7 +10725,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpternlogd	$150, %xmm22, %xmm23, %xmm20
 	vpxorq	%xmm1, %xmm20, %xmm20
 	vpxorq	%xmm21, %xmm20, %xmm21
-	vmovd	%xmm21, (%r9)
+	vmovd	%xmm21, (%r10)
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm21
 	vpshufb	%xmm17, %xmm20, %xmm22
@@ -10627,13 +10837,26 @@ aesgen_gfni128_face_r1_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm20
 	vpxorq	%xmm14, %xmm20, %xmm20
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_gfni128_face_r1_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_12
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_12
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_12:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_6
 	vpxorq	(%rdx), %xmm20, %xmm20
@@ -10684,7 +10907,6 @@ aesgen_gfni128_face_r1_xor_stream:
 	vmovdqa64	%xmm20, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -10692,18 +10914,11 @@ aesgen_gfni128_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni128_face_r1_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni128_face_r1_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni128_face_r1_xor_stream_window_ok256
 .Laesgen_gfni128_face_r1_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_window_ok256
 .Laesgen_gfni128_face_r1_xor_stream_return:
@@ -10723,7 +10938,6 @@ aesgen_gfni128_face_r1_xor_stream:
 	vpxorq	%xmm29, %xmm29, %xmm29
 	vpxorq	%xmm30, %xmm30, %xmm30
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_gfni128_face_r1_xor_stream, .-aesgen_gfni128_face_r1_xor_stream
 	.section	.rodata

@@ -763,6 +763,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try4_128
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_128
+.Laesgen_gfni256_face_none_xor_stream_fast8_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -2194,6 +2195,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try2_128
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_128
+.Laesgen_gfni256_face_none_xor_stream_fast4_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -2925,6 +2927,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try1_128
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_128
+.Laesgen_gfni256_face_none_xor_stream_fast2_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -3306,6 +3309,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_single128
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_128
+.Laesgen_gfni256_face_none_xor_stream_fast1_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -3658,6 +3662,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try4_192
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_192
+.Laesgen_gfni256_face_none_xor_stream_fast8_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -5377,6 +5382,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try2_192
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_192
+.Laesgen_gfni256_face_none_xor_stream_fast4_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -6252,6 +6258,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try1_192
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_192
+.Laesgen_gfni256_face_none_xor_stream_fast2_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -6705,6 +6712,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_single192
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_192
+.Laesgen_gfni256_face_none_xor_stream_fast1_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -7113,6 +7121,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try4_256
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_256
+.Laesgen_gfni256_face_none_xor_stream_fast8_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -9120,6 +9129,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try2_256
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_256
+.Laesgen_gfni256_face_none_xor_stream_fast4_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -10139,6 +10149,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_try1_256
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_256
+.Laesgen_gfni256_face_none_xor_stream_fast2_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -10664,6 +10675,7 @@ aesgen_gfni256_face_none_xor_stream:
 	ja	.Laesgen_gfni256_face_none_xor_stream_single256
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_256
+.Laesgen_gfni256_face_none_xor_stream_fast1_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20

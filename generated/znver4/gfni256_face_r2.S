@@ -702,7 +702,6 @@ aesgen_gfni256_face_r2_set_iv:
 	.p2align	5
 aesgen_gfni256_face_r2_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni256_face_r2_xor_stream_return
 	movq	288(%rdi), %rax
@@ -770,6 +769,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill8_128
+.Laesgen_gfni256_face_r2_xor_stream_fast8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm23
@@ -1332,8 +1332,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm24
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -1501,21 +1508,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm25, %ymm26, %ymm23
 	vpxorq	%ymm2, %ymm23, %ymm23
 	vpxorq	%ymm24, %ymm16, %ymm25
-	vmovdqu64	%ymm25, (%r9)
+	vmovdqu64	%ymm25, (%r10)
 	vpxorq	%ymm24, %ymm17, %ymm25
-	vmovdqu64	%ymm25, 32(%r9)
+	vmovdqu64	%ymm25, 32(%r10)
 	vpxorq	%ymm24, %ymm18, %ymm25
-	vmovdqu64	%ymm25, 64(%r9)
+	vmovdqu64	%ymm25, 64(%r10)
 	vpxorq	%ymm24, %ymm19, %ymm25
-	vmovdqu64	%ymm25, 96(%r9)
+	vmovdqu64	%ymm25, 96(%r10)
 	vpxorq	%ymm24, %ymm20, %ymm25
-	vmovdqu64	%ymm25, 128(%r9)
+	vmovdqu64	%ymm25, 128(%r10)
 	vpxorq	%ymm24, %ymm21, %ymm25
-	vmovdqu64	%ymm25, 160(%r9)
+	vmovdqu64	%ymm25, 160(%r10)
 	vpxorq	%ymm24, %ymm22, %ymm25
-	vmovdqu64	%ymm25, 192(%r9)
+	vmovdqu64	%ymm25, 192(%r10)
 	vpxorq	%ymm24, %ymm23, %ymm25
-	vmovdqu64	%ymm25, 224(%r9)
+	vmovdqu64	%ymm25, 224(%r10)
 	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
 	vpshufb	%ymm12, %ymm16, %ymm24
 	vpshufb	%ymm13, %ymm16, %ymm25
@@ -2044,13 +2051,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
 	vpshufb	%ymm12, %ymm23, %ymm23
 	vpxorq	%ymm10, %ymm23, %ymm23
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done
+.Laesgen_gfni256_face_r2_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done:
 	vpxorq	(%rdx), %ymm16, %ymm16
 	vmovdqu64	%ymm16, (%rsi)
 	vpxorq	32(%rdx), %ymm17, %ymm17
@@ -2080,6 +2100,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill4_128
+.Laesgen_gfni256_face_r2_xor_stream_fast4_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm19
@@ -2366,8 +2387,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_fill4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm20
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -2455,13 +2483,13 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm21, %ymm22, %ymm19
 	vpxorq	%ymm2, %ymm19, %ymm19
 	vpxorq	%ymm20, %ymm16, %ymm21
-	vmovdqu64	%ymm21, (%r9)
+	vmovdqu64	%ymm21, (%r10)
 	vpxorq	%ymm20, %ymm17, %ymm21
-	vmovdqu64	%ymm21, 32(%r9)
+	vmovdqu64	%ymm21, 32(%r10)
 	vpxorq	%ymm20, %ymm18, %ymm21
-	vmovdqu64	%ymm21, 64(%r9)
+	vmovdqu64	%ymm21, 64(%r10)
 	vpxorq	%ymm20, %ymm19, %ymm21
-	vmovdqu64	%ymm21, 96(%r9)
+	vmovdqu64	%ymm21, 96(%r10)
 	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
 	vpshufb	%ymm12, %ymm16, %ymm20
 	vpshufb	%ymm13, %ymm16, %ymm21
@@ -2726,13 +2754,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
 	vpshufb	%ymm12, %ymm19, %ymm19
 	vpxorq	%ymm10, %ymm19, %ymm19
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_2
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_2
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_2:
 	vpxorq	(%rdx), %ymm16, %ymm16
 	vmovdqu64	%ymm16, (%rsi)
 	vpxorq	32(%rdx), %ymm17, %ymm17
@@ -2754,6 +2795,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try1_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill2_128
+.Laesgen_gfni256_face_r2_xor_stream_fast2_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm17
@@ -2902,8 +2944,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_fill2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm18
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
@@ -2951,9 +3000,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm19, %ymm20, %ymm17
 	vpxorq	%ymm2, %ymm17, %ymm17
 	vpxorq	%ymm18, %ymm16, %ymm19
-	vmovdqu64	%ymm19, (%r9)
+	vmovdqu64	%ymm19, (%r10)
 	vpxorq	%ymm18, %ymm17, %ymm19
-	vmovdqu64	%ymm19, 32(%r9)
+	vmovdqu64	%ymm19, 32(%r10)
 	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
 	vpshufb	%ymm12, %ymm16, %ymm18
 	vpshufb	%ymm13, %ymm16, %ymm19
@@ -3086,13 +3135,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
 	vpshufb	%ymm12, %ymm17, %ymm17
 	vpxorq	%ymm10, %ymm17, %ymm17
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_3
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_3
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_3:
 	vpxorq	(%rdx), %ymm16, %ymm16
 	vmovdqu64	%ymm16, (%rsi)
 	vpxorq	32(%rdx), %ymm17, %ymm17
@@ -3110,6 +3172,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill1_128
+.Laesgen_gfni256_face_r2_xor_stream_fast1_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm16
@@ -3189,8 +3252,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top128
 .Laesgen_gfni256_face_r2_xor_stream_fill1_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm17
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm18
@@ -3218,7 +3288,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm18, %ymm19, %ymm16
 	vpxorq	%ymm2, %ymm16, %ymm16
 	vpxorq	%ymm17, %ymm16, %ymm17
-	vmovdqu64	%ymm17, (%r9)
+	vmovdqu64	%ymm17, (%r10)
 	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
 	vpshufb	%ymm12, %ymm16, %ymm17
 	vpshufb	%ymm13, %ymm16, %ymm18
@@ -3285,13 +3355,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
 	vpshufb	%ymm12, %ymm16, %ymm16
 	vpxorq	%ymm10, %ymm16, %ymm16
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_4
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_4
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_4:
 	vpxorq	(%rdx), %ymm16, %ymm16
 	vmovdqu64	%ymm16, (%rsi)
 	addq	$2, %rax
@@ -3303,6 +3386,7 @@ aesgen_gfni256_face_r2_xor_stream:
 .Laesgen_gfni256_face_r2_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill128
+.Laesgen_gfni256_face_r2_xor_stream_single_fast128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm16
@@ -3400,8 +3484,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end128
 .Laesgen_gfni256_face_r2_xor_stream_single_fill128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm17
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm18
@@ -3428,7 +3519,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %xmm18, %xmm19, %xmm16
 	vpxorq	%xmm2, %xmm16, %xmm16
 	vpxorq	%xmm17, %xmm16, %xmm17
-	vmovdqa64	%xmm17, (%r9)
+	vmovdqa64	%xmm17, (%r10)
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm17
 	vpshufb	%xmm13, %xmm16, %xmm18
@@ -3495,13 +3586,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
 	vpshufb	%xmm12, %xmm16, %xmm16
 	vpxorq	%xmm10, %xmm16, %xmm16
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_5
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_5
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_5:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_2
 	vpxorq	(%rdx), %xmm16, %xmm16
@@ -3561,7 +3665,6 @@ aesgen_gfni256_face_r2_xor_stream:
 	vmovdqa64	%xmm16, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3569,18 +3672,11 @@ aesgen_gfni256_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni256_face_r2_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok128
 .Laesgen_gfni256_face_r2_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok128
 .Laesgen_gfni256_face_r2_xor_stream_aes192:
@@ -3621,6 +3717,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill8_192
+.Laesgen_gfni256_face_r2_xor_stream_fast8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm25
@@ -4327,8 +4424,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm26
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -4496,21 +4600,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm27, %ymm28, %ymm25
 	vpxorq	%ymm2, %ymm25, %ymm25
 	vpxorq	%ymm26, %ymm18, %ymm27
-	vmovdqu64	%ymm27, (%r9)
+	vmovdqu64	%ymm27, (%r10)
 	vpxorq	%ymm26, %ymm19, %ymm27
-	vmovdqu64	%ymm27, 32(%r9)
+	vmovdqu64	%ymm27, 32(%r10)
 	vpxorq	%ymm26, %ymm20, %ymm27
-	vmovdqu64	%ymm27, 64(%r9)
+	vmovdqu64	%ymm27, 64(%r10)
 	vpxorq	%ymm26, %ymm21, %ymm27
-	vmovdqu64	%ymm27, 96(%r9)
+	vmovdqu64	%ymm27, 96(%r10)
 	vpxorq	%ymm26, %ymm22, %ymm27
-	vmovdqu64	%ymm27, 128(%r9)
+	vmovdqu64	%ymm27, 128(%r10)
 	vpxorq	%ymm26, %ymm23, %ymm27
-	vmovdqu64	%ymm27, 160(%r9)
+	vmovdqu64	%ymm27, 160(%r10)
 	vpxorq	%ymm26, %ymm24, %ymm27
-	vmovdqu64	%ymm27, 192(%r9)
+	vmovdqu64	%ymm27, 192(%r10)
 	vpxorq	%ymm26, %ymm25, %ymm27
-	vmovdqu64	%ymm27, 224(%r9)
+	vmovdqu64	%ymm27, 224(%r10)
 	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
 	vpshufb	%ymm14, %ymm18, %ymm26
 	vpshufb	%ymm15, %ymm18, %ymm27
@@ -5183,13 +5287,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
 	vpshufb	%ymm14, %ymm25, %ymm25
 	vpxorq	%ymm12, %ymm25, %ymm25
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_6
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_6
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_6:
 	vpxorq	(%rdx), %ymm18, %ymm18
 	vmovdqu64	%ymm18, (%rsi)
 	vpxorq	32(%rdx), %ymm19, %ymm19
@@ -5219,6 +5336,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill4_192
+.Laesgen_gfni256_face_r2_xor_stream_fast4_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm21
@@ -5577,8 +5695,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_fill4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm22
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -5666,13 +5791,13 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm23, %ymm24, %ymm21
 	vpxorq	%ymm2, %ymm21, %ymm21
 	vpxorq	%ymm22, %ymm18, %ymm23
-	vmovdqu64	%ymm23, (%r9)
+	vmovdqu64	%ymm23, (%r10)
 	vpxorq	%ymm22, %ymm19, %ymm23
-	vmovdqu64	%ymm23, 32(%r9)
+	vmovdqu64	%ymm23, 32(%r10)
 	vpxorq	%ymm22, %ymm20, %ymm23
-	vmovdqu64	%ymm23, 64(%r9)
+	vmovdqu64	%ymm23, 64(%r10)
 	vpxorq	%ymm22, %ymm21, %ymm23
-	vmovdqu64	%ymm23, 96(%r9)
+	vmovdqu64	%ymm23, 96(%r10)
 	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
 	vpshufb	%ymm14, %ymm18, %ymm22
 	vpshufb	%ymm15, %ymm18, %ymm23
@@ -6009,13 +6134,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
 	vpshufb	%ymm14, %ymm21, %ymm21
 	vpxorq	%ymm12, %ymm21, %ymm21
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_7
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_7
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_7:
 	vpxorq	(%rdx), %ymm18, %ymm18
 	vmovdqu64	%ymm18, (%rsi)
 	vpxorq	32(%rdx), %ymm19, %ymm19
@@ -6037,6 +6175,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try1_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill2_192
+.Laesgen_gfni256_face_r2_xor_stream_fast2_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm19
@@ -6221,8 +6360,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_fill2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm20
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
@@ -6270,9 +6416,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm21, %ymm22, %ymm19
 	vpxorq	%ymm2, %ymm19, %ymm19
 	vpxorq	%ymm20, %ymm18, %ymm21
-	vmovdqu64	%ymm21, (%r9)
+	vmovdqu64	%ymm21, (%r10)
 	vpxorq	%ymm20, %ymm19, %ymm21
-	vmovdqu64	%ymm21, 32(%r9)
+	vmovdqu64	%ymm21, 32(%r10)
 	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
 	vpshufb	%ymm14, %ymm18, %ymm20
 	vpshufb	%ymm15, %ymm18, %ymm21
@@ -6441,13 +6587,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
 	vpshufb	%ymm14, %ymm19, %ymm19
 	vpxorq	%ymm12, %ymm19, %ymm19
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_8
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_8
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_8:
 	vpxorq	(%rdx), %ymm18, %ymm18
 	vmovdqu64	%ymm18, (%rsi)
 	vpxorq	32(%rdx), %ymm19, %ymm19
@@ -6465,6 +6624,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill1_192
+.Laesgen_gfni256_face_r2_xor_stream_fast1_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm18
@@ -6562,8 +6722,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top192
 .Laesgen_gfni256_face_r2_xor_stream_fill1_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm19
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm20
@@ -6591,7 +6758,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm20, %ymm21, %ymm18
 	vpxorq	%ymm2, %ymm18, %ymm18
 	vpxorq	%ymm19, %ymm18, %ymm19
-	vmovdqu64	%ymm19, (%r9)
+	vmovdqu64	%ymm19, (%r10)
 	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
 	vpshufb	%ymm14, %ymm18, %ymm19
 	vpshufb	%ymm15, %ymm18, %ymm20
@@ -6676,13 +6843,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
 	vpshufb	%ymm14, %ymm18, %ymm18
 	vpxorq	%ymm12, %ymm18, %ymm18
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_9
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_9
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_9:
 	vpxorq	(%rdx), %ymm18, %ymm18
 	vmovdqu64	%ymm18, (%rsi)
 	addq	$2, %rax
@@ -6694,6 +6874,7 @@ aesgen_gfni256_face_r2_xor_stream:
 .Laesgen_gfni256_face_r2_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill192
+.Laesgen_gfni256_face_r2_xor_stream_single_fast192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm18
@@ -6809,8 +6990,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end192
 .Laesgen_gfni256_face_r2_xor_stream_single_fill192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm19
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm20
@@ -6837,7 +7025,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %xmm20, %xmm21, %xmm18
 	vpxorq	%xmm2, %xmm18, %xmm18
 	vpxorq	%xmm19, %xmm18, %xmm19
-	vmovdqa64	%xmm19, (%r9)
+	vmovdqa64	%xmm19, (%r10)
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm19
 	vpshufb	%xmm15, %xmm18, %xmm20
@@ -6922,13 +7110,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
 	vpshufb	%xmm14, %xmm18, %xmm18
 	vpxorq	%xmm12, %xmm18, %xmm18
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_10
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_10
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_10:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm18, %xmm18
@@ -6988,7 +7189,6 @@ aesgen_gfni256_face_r2_xor_stream:
 	vmovdqa64	%xmm18, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -6996,18 +7196,11 @@ aesgen_gfni256_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni256_face_r2_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok192
 .Laesgen_gfni256_face_r2_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok192
 .Laesgen_gfni256_face_r2_xor_stream_aes256:
@@ -7050,6 +7243,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill8_256
+.Laesgen_gfni256_face_r2_xor_stream_fast8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm27
@@ -7900,8 +8094,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast8_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm28
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -8069,21 +8270,21 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm29, %ymm30, %ymm27
 	vpxorq	%ymm2, %ymm27, %ymm27
 	vpxorq	%ymm28, %ymm20, %ymm29
-	vmovdqu64	%ymm29, (%r9)
+	vmovdqu64	%ymm29, (%r10)
 	vpxorq	%ymm28, %ymm21, %ymm29
-	vmovdqu64	%ymm29, 32(%r9)
+	vmovdqu64	%ymm29, 32(%r10)
 	vpxorq	%ymm28, %ymm22, %ymm29
-	vmovdqu64	%ymm29, 64(%r9)
+	vmovdqu64	%ymm29, 64(%r10)
 	vpxorq	%ymm28, %ymm23, %ymm29
-	vmovdqu64	%ymm29, 96(%r9)
+	vmovdqu64	%ymm29, 96(%r10)
 	vpxorq	%ymm28, %ymm24, %ymm29
-	vmovdqu64	%ymm29, 128(%r9)
+	vmovdqu64	%ymm29, 128(%r10)
 	vpxorq	%ymm28, %ymm25, %ymm29
-	vmovdqu64	%ymm29, 160(%r9)
+	vmovdqu64	%ymm29, 160(%r10)
 	vpxorq	%ymm28, %ymm26, %ymm29
-	vmovdqu64	%ymm29, 192(%r9)
+	vmovdqu64	%ymm29, 192(%r10)
 	vpxorq	%ymm28, %ymm27, %ymm29
-	vmovdqu64	%ymm29, 224(%r9)
+	vmovdqu64	%ymm29, 224(%r10)
 	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
 	vpshufb	%ymm16, %ymm20, %ymm28
 	vpshufb	%ymm17, %ymm20, %ymm29
@@ -8900,13 +9101,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
 	vpshufb	%ymm16, %ymm27, %ymm27
 	vpxorq	%ymm14, %ymm27, %ymm27
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_11
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_11
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_11:
 	vpxorq	(%rdx), %ymm20, %ymm20
 	vmovdqu64	%ymm20, (%rsi)
 	vpxorq	32(%rdx), %ymm21, %ymm21
@@ -8936,6 +9150,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill4_256
+.Laesgen_gfni256_face_r2_xor_stream_fast4_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm23
@@ -9366,8 +9581,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_fill4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast4_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm24
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -9455,13 +9677,13 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm25, %ymm26, %ymm23
 	vpxorq	%ymm2, %ymm23, %ymm23
 	vpxorq	%ymm24, %ymm20, %ymm25
-	vmovdqu64	%ymm25, (%r9)
+	vmovdqu64	%ymm25, (%r10)
 	vpxorq	%ymm24, %ymm21, %ymm25
-	vmovdqu64	%ymm25, 32(%r9)
+	vmovdqu64	%ymm25, 32(%r10)
 	vpxorq	%ymm24, %ymm22, %ymm25
-	vmovdqu64	%ymm25, 64(%r9)
+	vmovdqu64	%ymm25, 64(%r10)
 	vpxorq	%ymm24, %ymm23, %ymm25
-	vmovdqu64	%ymm25, 96(%r9)
+	vmovdqu64	%ymm25, 96(%r10)
 	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
 	vpshufb	%ymm16, %ymm20, %ymm24
 	vpshufb	%ymm17, %ymm20, %ymm25
@@ -9870,13 +10092,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
 	vpshufb	%ymm16, %ymm23, %ymm23
 	vpxorq	%ymm14, %ymm23, %ymm23
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_12
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_12
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_12:
 	vpxorq	(%rdx), %ymm20, %ymm20
 	vmovdqu64	%ymm20, (%rsi)
 	vpxorq	32(%rdx), %ymm21, %ymm21
@@ -9898,6 +10133,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_try1_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill2_256
+.Laesgen_gfni256_face_r2_xor_stream_fast2_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm21
@@ -10118,8 +10354,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_fill2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast2_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm22
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
@@ -10167,9 +10410,9 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm23, %ymm24, %ymm21
 	vpxorq	%ymm2, %ymm21, %ymm21
 	vpxorq	%ymm22, %ymm20, %ymm23
-	vmovdqu64	%ymm23, (%r9)
+	vmovdqu64	%ymm23, (%r10)
 	vpxorq	%ymm22, %ymm21, %ymm23
-	vmovdqu64	%ymm23, 32(%r9)
+	vmovdqu64	%ymm23, 32(%r10)
 	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
 	vpshufb	%ymm16, %ymm20, %ymm22
 	vpshufb	%ymm17, %ymm20, %ymm23
@@ -10374,13 +10617,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
 	vpshufb	%ymm16, %ymm21, %ymm21
 	vpxorq	%ymm14, %ymm21, %ymm21
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_13
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_13:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_13
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_13
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_13:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_13
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_13:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_13:
 	vpxorq	(%rdx), %ymm20, %ymm20
 	vmovdqu64	%ymm20, (%rsi)
 	vpxorq	32(%rdx), %ymm21, %ymm21
@@ -10398,6 +10654,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	ja	.Laesgen_gfni256_face_r2_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_fill1_256
+.Laesgen_gfni256_face_r2_xor_stream_fast1_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	368(%rdi), %ymm20
@@ -10513,8 +10770,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_top256
 .Laesgen_gfni256_face_r2_xor_stream_fill1_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_fast1_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	368(%rdi), %ymm21
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm22
@@ -10542,7 +10806,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %ymm22, %ymm23, %ymm20
 	vpxorq	%ymm2, %ymm20, %ymm20
 	vpxorq	%ymm21, %ymm20, %ymm21
-	vmovdqu64	%ymm21, (%r9)
+	vmovdqu64	%ymm21, (%r10)
 	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
 	vpshufb	%ymm16, %ymm20, %ymm21
 	vpshufb	%ymm17, %ymm20, %ymm22
@@ -10645,13 +10909,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
 	vpshufb	%ymm16, %ymm20, %ymm20
 	vpxorq	%ymm14, %ymm20, %ymm20
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_14
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_14:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_14
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_14
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_14:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_14
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_14:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_14:
 	vpxorq	(%rdx), %ymm20, %ymm20
 	vmovdqu64	%ymm20, (%rsi)
 	addq	$2, %rax
@@ -10663,6 +10940,7 @@ aesgen_gfni256_face_r2_xor_stream:
 .Laesgen_gfni256_face_r2_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_gfni256_face_r2_xor_stream_single_fill256
+.Laesgen_gfni256_face_r2_xor_stream_single_fast256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	368(%rdi), %xmm20
@@ -10796,8 +11074,15 @@ aesgen_gfni256_face_r2_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_end256
 .Laesgen_gfni256_face_r2_xor_stream_single_fill256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r2_xor_stream_single_fast256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	368(%rdi), %xmm21
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm22
@@ -10824,7 +11109,7 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpternlogd	$150, %xmm22, %xmm23, %xmm20
 	vpxorq	%xmm2, %xmm20, %xmm20
 	vpxorq	%xmm21, %xmm20, %xmm21
-	vmovdqa64	%xmm21, (%r9)
+	vmovdqa64	%xmm21, (%r10)
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm21
 	vpshufb	%xmm17, %xmm20, %xmm22
@@ -10927,13 +11212,26 @@ aesgen_gfni256_face_r2_xor_stream:
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
 	vpshufb	%xmm16, %xmm20, %xmm20
 	vpxorq	%xmm14, %xmm20, %xmm20
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_gfni256_face_r2_xor_stream_fill_counted_15
-	movq	$256, %r9
-.Laesgen_gfni256_face_r2_xor_stream_fill_counted_15:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r2_xor_stream_run_restart_15
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r2_xor_stream_run_grown_15
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r2_xor_stream_run_grown_15:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r2_xor_stream_run_done_15
+.Laesgen_gfni256_face_r2_xor_stream_run_restart_15:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r2_xor_stream_run_done_15:
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_r2_xor_stream_partial_6
 	vpxorq	(%rdx), %xmm20, %xmm20
@@ -10993,7 +11291,6 @@ aesgen_gfni256_face_r2_xor_stream:
 	vmovdqa64	%xmm20, 368(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -11001,18 +11298,11 @@ aesgen_gfni256_face_r2_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_gfni256_face_r2_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_gfni256_face_r2_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_gfni256_face_r2_xor_stream_window_ok256
 .Laesgen_gfni256_face_r2_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_gfni256_face_r2_xor_stream_window_ok256
 .Laesgen_gfni256_face_r2_xor_stream_return:
@@ -11032,7 +11322,6 @@ aesgen_gfni256_face_r2_xor_stream:
 	vpxorq	%xmm29, %xmm29, %xmm29
 	vpxorq	%xmm30, %xmm30, %xmm30
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_gfni256_face_r2_xor_stream, .-aesgen_gfni256_face_r2_xor_stream
 	.section	.rodata

@@ -704,7 +704,6 @@ aesgen_vaes256_face_r1_set_iv:
 	.p2align	5
 aesgen_vaes256_face_r1_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes256_face_r1_xor_stream_return
 	movq	288(%rdi), %rax
@@ -767,6 +766,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill8_128
+.Laesgen_vaes256_face_r1_xor_stream_fast8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm18
@@ -873,8 +873,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast8_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm19
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -906,21 +913,21 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm17, %ymm17
 	vaesenc	%ymm1, %ymm18, %ymm18
 	vpxorq	%ymm19, %ymm11, %ymm20
-	vmovdqu64	%ymm20, (%r9)
+	vmovdqu64	%ymm20, (%r10)
 	vpxorq	%ymm19, %ymm12, %ymm20
-	vmovdqu64	%ymm20, 32(%r9)
+	vmovdqu64	%ymm20, 32(%r10)
 	vpxorq	%ymm19, %ymm13, %ymm20
-	vmovdqu64	%ymm20, 64(%r9)
+	vmovdqu64	%ymm20, 64(%r10)
 	vpxorq	%ymm19, %ymm14, %ymm20
-	vmovdqu64	%ymm20, 96(%r9)
+	vmovdqu64	%ymm20, 96(%r10)
 	vpxorq	%ymm19, %ymm15, %ymm20
-	vmovdqu64	%ymm20, 128(%r9)
+	vmovdqu64	%ymm20, 128(%r10)
 	vpxorq	%ymm19, %ymm16, %ymm20
-	vmovdqu64	%ymm20, 160(%r9)
+	vmovdqu64	%ymm20, 160(%r10)
 	vpxorq	%ymm19, %ymm17, %ymm20
-	vmovdqu64	%ymm20, 192(%r9)
+	vmovdqu64	%ymm20, 192(%r10)
 	vpxorq	%ymm19, %ymm18, %ymm20
-	vmovdqu64	%ymm20, 224(%r9)
+	vmovdqu64	%ymm20, 224(%r10)
 	vaesenc	%ymm2, %ymm11, %ymm11
 	vaesenc	%ymm2, %ymm12, %ymm12
 	vaesenc	%ymm2, %ymm13, %ymm13
@@ -993,13 +1000,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm10, %ymm16, %ymm16
 	vaesenclast	%ymm10, %ymm17, %ymm17
 	vaesenclast	%ymm10, %ymm18, %ymm18
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done
+.Laesgen_vaes256_face_r1_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done:
 	vpxorq	(%rdx), %ymm11, %ymm11
 	vmovdqu64	%ymm11, (%rsi)
 	vpxorq	32(%rdx), %ymm12, %ymm12
@@ -1029,6 +1049,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill4_128
+.Laesgen_vaes256_face_r1_xor_stream_fast4_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm14
@@ -1087,8 +1108,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_fill4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast4_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm15
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1108,13 +1136,13 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm13, %ymm13
 	vaesenc	%ymm1, %ymm14, %ymm14
 	vpxorq	%ymm15, %ymm11, %ymm16
-	vmovdqu64	%ymm16, (%r9)
+	vmovdqu64	%ymm16, (%r10)
 	vpxorq	%ymm15, %ymm12, %ymm16
-	vmovdqu64	%ymm16, 32(%r9)
+	vmovdqu64	%ymm16, 32(%r10)
 	vpxorq	%ymm15, %ymm13, %ymm16
-	vmovdqu64	%ymm16, 64(%r9)
+	vmovdqu64	%ymm16, 64(%r10)
 	vpxorq	%ymm15, %ymm14, %ymm16
-	vmovdqu64	%ymm16, 96(%r9)
+	vmovdqu64	%ymm16, 96(%r10)
 	vaesenc	%ymm2, %ymm11, %ymm11
 	vaesenc	%ymm2, %ymm12, %ymm12
 	vaesenc	%ymm2, %ymm13, %ymm13
@@ -1151,13 +1179,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm10, %ymm12, %ymm12
 	vaesenclast	%ymm10, %ymm13, %ymm13
 	vaesenclast	%ymm10, %ymm14, %ymm14
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_2
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_2
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_2:
 	vpxorq	(%rdx), %ymm11, %ymm11
 	vmovdqu64	%ymm11, (%rsi)
 	vpxorq	32(%rdx), %ymm12, %ymm12
@@ -1179,6 +1220,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try1_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill2_128
+.Laesgen_vaes256_face_r1_xor_stream_fast2_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm12
@@ -1213,8 +1255,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_fill2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast2_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm13
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1228,9 +1277,9 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm11, %ymm11
 	vaesenc	%ymm1, %ymm12, %ymm12
 	vpxorq	%ymm13, %ymm11, %ymm14
-	vmovdqu64	%ymm14, (%r9)
+	vmovdqu64	%ymm14, (%r10)
 	vpxorq	%ymm13, %ymm12, %ymm14
-	vmovdqu64	%ymm14, 32(%r9)
+	vmovdqu64	%ymm14, 32(%r10)
 	vaesenc	%ymm2, %ymm11, %ymm11
 	vaesenc	%ymm2, %ymm12, %ymm12
 	vaesenc	%ymm3, %ymm11, %ymm11
@@ -1249,13 +1298,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm9, %ymm12, %ymm12
 	vaesenclast	%ymm10, %ymm11, %ymm11
 	vaesenclast	%ymm10, %ymm12, %ymm12
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_3
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_3
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_3:
 	vpxorq	(%rdx), %ymm11, %ymm11
 	vmovdqu64	%ymm11, (%rsi)
 	vpxorq	32(%rdx), %ymm12, %ymm12
@@ -1273,6 +1335,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill1_128
+.Laesgen_vaes256_face_r1_xor_stream_fast1_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm11
@@ -1295,8 +1358,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top128
 .Laesgen_vaes256_face_r1_xor_stream_fill1_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast1_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm12
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm13
@@ -1307,7 +1377,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vpxorq	%ymm0, %ymm11, %ymm11
 	vaesenc	%ymm1, %ymm11, %ymm11
 	vpxorq	%ymm12, %ymm11, %ymm12
-	vmovdqu64	%ymm12, (%r9)
+	vmovdqu64	%ymm12, (%r10)
 	vaesenc	%ymm2, %ymm11, %ymm11
 	vaesenc	%ymm3, %ymm11, %ymm11
 	vaesenc	%ymm4, %ymm11, %ymm11
@@ -1317,13 +1387,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm8, %ymm11, %ymm11
 	vaesenc	%ymm9, %ymm11, %ymm11
 	vaesenclast	%ymm10, %ymm11, %ymm11
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_4
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_4
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_4:
 	vpxorq	(%rdx), %ymm11, %ymm11
 	vmovdqu64	%ymm11, (%rsi)
 	addq	$2, %rax
@@ -1335,6 +1418,7 @@ aesgen_vaes256_face_r1_xor_stream:
 .Laesgen_vaes256_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill128
+.Laesgen_vaes256_face_r1_xor_stream_single_fast128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	352(%rdi), %xmm11
@@ -1375,8 +1459,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_end128
 .Laesgen_vaes256_face_r1_xor_stream_single_fill128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_single_fast128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	352(%rdi), %xmm12
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm13
@@ -1386,7 +1477,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vpxorq	%xmm0, %xmm11, %xmm11
 	vaesenc	%xmm1, %xmm11, %xmm11
 	vpxorq	%xmm12, %xmm11, %xmm12
-	vmovdqa64	%xmm12, (%r9)
+	vmovdqa64	%xmm12, (%r10)
 	vaesenc	%xmm2, %xmm11, %xmm11
 	vaesenc	%xmm3, %xmm11, %xmm11
 	vaesenc	%xmm4, %xmm11, %xmm11
@@ -1396,13 +1487,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%xmm8, %xmm11, %xmm11
 	vaesenc	%xmm9, %xmm11, %xmm11
 	vaesenclast	%xmm10, %xmm11, %xmm11
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_5
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_5
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_5:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_partial_2
 	vpxorq	(%rdx), %xmm11, %xmm11
@@ -1445,7 +1549,6 @@ aesgen_vaes256_face_r1_xor_stream:
 	vmovdqa64	%xmm11, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -1453,18 +1556,11 @@ aesgen_vaes256_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes256_face_r1_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok128
 .Laesgen_vaes256_face_r1_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_window_ok128
 .Laesgen_vaes256_face_r1_xor_stream_aes192:
@@ -1500,6 +1596,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill8_192
+.Laesgen_vaes256_face_r1_xor_stream_fast8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm20
@@ -1622,8 +1719,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast8_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm21
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -1655,21 +1759,21 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm19, %ymm19
 	vaesenc	%ymm1, %ymm20, %ymm20
 	vpxorq	%ymm21, %ymm13, %ymm22
-	vmovdqu64	%ymm22, (%r9)
+	vmovdqu64	%ymm22, (%r10)
 	vpxorq	%ymm21, %ymm14, %ymm22
-	vmovdqu64	%ymm22, 32(%r9)
+	vmovdqu64	%ymm22, 32(%r10)
 	vpxorq	%ymm21, %ymm15, %ymm22
-	vmovdqu64	%ymm22, 64(%r9)
+	vmovdqu64	%ymm22, 64(%r10)
 	vpxorq	%ymm21, %ymm16, %ymm22
-	vmovdqu64	%ymm22, 96(%r9)
+	vmovdqu64	%ymm22, 96(%r10)
 	vpxorq	%ymm21, %ymm17, %ymm22
-	vmovdqu64	%ymm22, 128(%r9)
+	vmovdqu64	%ymm22, 128(%r10)
 	vpxorq	%ymm21, %ymm18, %ymm22
-	vmovdqu64	%ymm22, 160(%r9)
+	vmovdqu64	%ymm22, 160(%r10)
 	vpxorq	%ymm21, %ymm19, %ymm22
-	vmovdqu64	%ymm22, 192(%r9)
+	vmovdqu64	%ymm22, 192(%r10)
 	vpxorq	%ymm21, %ymm20, %ymm22
-	vmovdqu64	%ymm22, 224(%r9)
+	vmovdqu64	%ymm22, 224(%r10)
 	vaesenc	%ymm2, %ymm13, %ymm13
 	vaesenc	%ymm2, %ymm14, %ymm14
 	vaesenc	%ymm2, %ymm15, %ymm15
@@ -1758,13 +1862,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm12, %ymm18, %ymm18
 	vaesenclast	%ymm12, %ymm19, %ymm19
 	vaesenclast	%ymm12, %ymm20, %ymm20
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_6
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_6
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_6:
 	vpxorq	(%rdx), %ymm13, %ymm13
 	vmovdqu64	%ymm13, (%rsi)
 	vpxorq	32(%rdx), %ymm14, %ymm14
@@ -1794,6 +1911,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill4_192
+.Laesgen_vaes256_face_r1_xor_stream_fast4_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm16
@@ -1860,8 +1978,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_fill4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast4_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm17
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -1881,13 +2006,13 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm15, %ymm15
 	vaesenc	%ymm1, %ymm16, %ymm16
 	vpxorq	%ymm17, %ymm13, %ymm18
-	vmovdqu64	%ymm18, (%r9)
+	vmovdqu64	%ymm18, (%r10)
 	vpxorq	%ymm17, %ymm14, %ymm18
-	vmovdqu64	%ymm18, 32(%r9)
+	vmovdqu64	%ymm18, 32(%r10)
 	vpxorq	%ymm17, %ymm15, %ymm18
-	vmovdqu64	%ymm18, 64(%r9)
+	vmovdqu64	%ymm18, 64(%r10)
 	vpxorq	%ymm17, %ymm16, %ymm18
-	vmovdqu64	%ymm18, 96(%r9)
+	vmovdqu64	%ymm18, 96(%r10)
 	vaesenc	%ymm2, %ymm13, %ymm13
 	vaesenc	%ymm2, %ymm14, %ymm14
 	vaesenc	%ymm2, %ymm15, %ymm15
@@ -1932,13 +2057,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm12, %ymm14, %ymm14
 	vaesenclast	%ymm12, %ymm15, %ymm15
 	vaesenclast	%ymm12, %ymm16, %ymm16
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_7
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_7
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_7:
 	vpxorq	(%rdx), %ymm13, %ymm13
 	vmovdqu64	%ymm13, (%rsi)
 	vpxorq	32(%rdx), %ymm14, %ymm14
@@ -1960,6 +2098,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try1_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill2_192
+.Laesgen_vaes256_face_r1_xor_stream_fast2_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm14
@@ -1998,8 +2137,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_fill2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast2_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm15
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -2013,9 +2159,9 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm13, %ymm13
 	vaesenc	%ymm1, %ymm14, %ymm14
 	vpxorq	%ymm15, %ymm13, %ymm16
-	vmovdqu64	%ymm16, (%r9)
+	vmovdqu64	%ymm16, (%r10)
 	vpxorq	%ymm15, %ymm14, %ymm16
-	vmovdqu64	%ymm16, 32(%r9)
+	vmovdqu64	%ymm16, 32(%r10)
 	vaesenc	%ymm2, %ymm13, %ymm13
 	vaesenc	%ymm2, %ymm14, %ymm14
 	vaesenc	%ymm3, %ymm13, %ymm13
@@ -2038,13 +2184,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm11, %ymm14, %ymm14
 	vaesenclast	%ymm12, %ymm13, %ymm13
 	vaesenclast	%ymm12, %ymm14, %ymm14
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_8
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_8
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_8:
 	vpxorq	(%rdx), %ymm13, %ymm13
 	vmovdqu64	%ymm13, (%rsi)
 	vpxorq	32(%rdx), %ymm14, %ymm14
@@ -2062,6 +2221,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill1_192
+.Laesgen_vaes256_face_r1_xor_stream_fast1_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm13
@@ -2086,8 +2246,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top192
 .Laesgen_vaes256_face_r1_xor_stream_fill1_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast1_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm14
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm15
@@ -2098,7 +2265,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vpxorq	%ymm0, %ymm13, %ymm13
 	vaesenc	%ymm1, %ymm13, %ymm13
 	vpxorq	%ymm14, %ymm13, %ymm14
-	vmovdqu64	%ymm14, (%r9)
+	vmovdqu64	%ymm14, (%r10)
 	vaesenc	%ymm2, %ymm13, %ymm13
 	vaesenc	%ymm3, %ymm13, %ymm13
 	vaesenc	%ymm4, %ymm13, %ymm13
@@ -2110,13 +2277,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm10, %ymm13, %ymm13
 	vaesenc	%ymm11, %ymm13, %ymm13
 	vaesenclast	%ymm12, %ymm13, %ymm13
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_9
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_9
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_9:
 	vpxorq	(%rdx), %ymm13, %ymm13
 	vmovdqu64	%ymm13, (%rsi)
 	addq	$2, %rax
@@ -2128,6 +2308,7 @@ aesgen_vaes256_face_r1_xor_stream:
 .Laesgen_vaes256_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill192
+.Laesgen_vaes256_face_r1_xor_stream_single_fast192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	352(%rdi), %xmm13
@@ -2170,8 +2351,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_end192
 .Laesgen_vaes256_face_r1_xor_stream_single_fill192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_single_fast192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	352(%rdi), %xmm14
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm15
@@ -2181,7 +2369,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vpxorq	%xmm0, %xmm13, %xmm13
 	vaesenc	%xmm1, %xmm13, %xmm13
 	vpxorq	%xmm14, %xmm13, %xmm14
-	vmovdqa64	%xmm14, (%r9)
+	vmovdqa64	%xmm14, (%r10)
 	vaesenc	%xmm2, %xmm13, %xmm13
 	vaesenc	%xmm3, %xmm13, %xmm13
 	vaesenc	%xmm4, %xmm13, %xmm13
@@ -2193,13 +2381,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%xmm10, %xmm13, %xmm13
 	vaesenc	%xmm11, %xmm13, %xmm13
 	vaesenclast	%xmm12, %xmm13, %xmm13
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_10
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_10
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_10:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm13, %xmm13
@@ -2242,7 +2443,6 @@ aesgen_vaes256_face_r1_xor_stream:
 	vmovdqa64	%xmm13, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -2250,18 +2450,11 @@ aesgen_vaes256_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes256_face_r1_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok192
 .Laesgen_vaes256_face_r1_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_window_ok192
 .Laesgen_vaes256_face_r1_xor_stream_aes256:
@@ -2299,6 +2492,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill8_256
+.Laesgen_vaes256_face_r1_xor_stream_fast8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm22
@@ -2437,8 +2631,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast8_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm23
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -2470,21 +2671,21 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm21, %ymm21
 	vaesenc	%ymm1, %ymm22, %ymm22
 	vpxorq	%ymm23, %ymm15, %ymm24
-	vmovdqu64	%ymm24, (%r9)
+	vmovdqu64	%ymm24, (%r10)
 	vpxorq	%ymm23, %ymm16, %ymm24
-	vmovdqu64	%ymm24, 32(%r9)
+	vmovdqu64	%ymm24, 32(%r10)
 	vpxorq	%ymm23, %ymm17, %ymm24
-	vmovdqu64	%ymm24, 64(%r9)
+	vmovdqu64	%ymm24, 64(%r10)
 	vpxorq	%ymm23, %ymm18, %ymm24
-	vmovdqu64	%ymm24, 96(%r9)
+	vmovdqu64	%ymm24, 96(%r10)
 	vpxorq	%ymm23, %ymm19, %ymm24
-	vmovdqu64	%ymm24, 128(%r9)
+	vmovdqu64	%ymm24, 128(%r10)
 	vpxorq	%ymm23, %ymm20, %ymm24
-	vmovdqu64	%ymm24, 160(%r9)
+	vmovdqu64	%ymm24, 160(%r10)
 	vpxorq	%ymm23, %ymm21, %ymm24
-	vmovdqu64	%ymm24, 192(%r9)
+	vmovdqu64	%ymm24, 192(%r10)
 	vpxorq	%ymm23, %ymm22, %ymm24
-	vmovdqu64	%ymm24, 224(%r9)
+	vmovdqu64	%ymm24, 224(%r10)
 	vaesenc	%ymm2, %ymm15, %ymm15
 	vaesenc	%ymm2, %ymm16, %ymm16
 	vaesenc	%ymm2, %ymm17, %ymm17
@@ -2589,13 +2790,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm14, %ymm20, %ymm20
 	vaesenclast	%ymm14, %ymm21, %ymm21
 	vaesenclast	%ymm14, %ymm22, %ymm22
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_11
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_11
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_11:
 	vpxorq	(%rdx), %ymm15, %ymm15
 	vmovdqu64	%ymm15, (%rsi)
 	vpxorq	32(%rdx), %ymm16, %ymm16
@@ -2625,6 +2839,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill4_256
+.Laesgen_vaes256_face_r1_xor_stream_fast4_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm18
@@ -2699,8 +2914,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_fill4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast4_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm19
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -2720,13 +2942,13 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm17, %ymm17
 	vaesenc	%ymm1, %ymm18, %ymm18
 	vpxorq	%ymm19, %ymm15, %ymm20
-	vmovdqu64	%ymm20, (%r9)
+	vmovdqu64	%ymm20, (%r10)
 	vpxorq	%ymm19, %ymm16, %ymm20
-	vmovdqu64	%ymm20, 32(%r9)
+	vmovdqu64	%ymm20, 32(%r10)
 	vpxorq	%ymm19, %ymm17, %ymm20
-	vmovdqu64	%ymm20, 64(%r9)
+	vmovdqu64	%ymm20, 64(%r10)
 	vpxorq	%ymm19, %ymm18, %ymm20
-	vmovdqu64	%ymm20, 96(%r9)
+	vmovdqu64	%ymm20, 96(%r10)
 	vaesenc	%ymm2, %ymm15, %ymm15
 	vaesenc	%ymm2, %ymm16, %ymm16
 	vaesenc	%ymm2, %ymm17, %ymm17
@@ -2779,13 +3001,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenclast	%ymm14, %ymm16, %ymm16
 	vaesenclast	%ymm14, %ymm17, %ymm17
 	vaesenclast	%ymm14, %ymm18, %ymm18
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_12
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_12
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_12:
 	vpxorq	(%rdx), %ymm15, %ymm15
 	vmovdqu64	%ymm15, (%rsi)
 	vpxorq	32(%rdx), %ymm16, %ymm16
@@ -2807,6 +3042,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_try1_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill2_256
+.Laesgen_vaes256_face_r1_xor_stream_fast2_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm16
@@ -2849,8 +3085,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_fill2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast2_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm17
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -2864,9 +3107,9 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm1, %ymm15, %ymm15
 	vaesenc	%ymm1, %ymm16, %ymm16
 	vpxorq	%ymm17, %ymm15, %ymm18
-	vmovdqu64	%ymm18, (%r9)
+	vmovdqu64	%ymm18, (%r10)
 	vpxorq	%ymm17, %ymm16, %ymm18
-	vmovdqu64	%ymm18, 32(%r9)
+	vmovdqu64	%ymm18, 32(%r10)
 	vaesenc	%ymm2, %ymm15, %ymm15
 	vaesenc	%ymm2, %ymm16, %ymm16
 	vaesenc	%ymm3, %ymm15, %ymm15
@@ -2893,13 +3136,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm13, %ymm16, %ymm16
 	vaesenclast	%ymm14, %ymm15, %ymm15
 	vaesenclast	%ymm14, %ymm16, %ymm16
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_13
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_13:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_13
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_13
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_13:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_13
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_13:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_13:
 	vpxorq	(%rdx), %ymm15, %ymm15
 	vmovdqu64	%ymm15, (%rsi)
 	vpxorq	32(%rdx), %ymm16, %ymm16
@@ -2917,6 +3173,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	ja	.Laesgen_vaes256_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_fill1_256
+.Laesgen_vaes256_face_r1_xor_stream_fast1_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %ymm15
@@ -2943,8 +3200,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_top256
 .Laesgen_vaes256_face_r1_xor_stream_fill1_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_fast1_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %ymm16
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm17
@@ -2955,7 +3219,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vpxorq	%ymm0, %ymm15, %ymm15
 	vaesenc	%ymm1, %ymm15, %ymm15
 	vpxorq	%ymm16, %ymm15, %ymm16
-	vmovdqu64	%ymm16, (%r9)
+	vmovdqu64	%ymm16, (%r10)
 	vaesenc	%ymm2, %ymm15, %ymm15
 	vaesenc	%ymm3, %ymm15, %ymm15
 	vaesenc	%ymm4, %ymm15, %ymm15
@@ -2969,13 +3233,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%ymm12, %ymm15, %ymm15
 	vaesenc	%ymm13, %ymm15, %ymm15
 	vaesenclast	%ymm14, %ymm15, %ymm15
-	movq	336(%rdi), %r9
-	addq	$2, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_14
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_14:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_14
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_14
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_14:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_14
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_14:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_14:
 	vpxorq	(%rdx), %ymm15, %ymm15
 	vmovdqu64	%ymm15, (%rsi)
 	addq	$2, %rax
@@ -2987,6 +3264,7 @@ aesgen_vaes256_face_r1_xor_stream:
 .Laesgen_vaes256_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes256_face_r1_xor_stream_single_fill256
+.Laesgen_vaes256_face_r1_xor_stream_single_fast256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	352(%rdi), %xmm15
@@ -3031,8 +3309,15 @@ aesgen_vaes256_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_end256
 .Laesgen_vaes256_face_r1_xor_stream_single_fill256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes256_face_r1_xor_stream_single_fast256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	352(%rdi), %xmm16
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm17
@@ -3042,7 +3327,7 @@ aesgen_vaes256_face_r1_xor_stream:
 	vpxorq	%xmm0, %xmm15, %xmm15
 	vaesenc	%xmm1, %xmm15, %xmm15
 	vpxorq	%xmm16, %xmm15, %xmm16
-	vmovdqa64	%xmm16, (%r9)
+	vmovdqa64	%xmm16, (%r10)
 	vaesenc	%xmm2, %xmm15, %xmm15
 	vaesenc	%xmm3, %xmm15, %xmm15
 	vaesenc	%xmm4, %xmm15, %xmm15
@@ -3056,13 +3341,26 @@ aesgen_vaes256_face_r1_xor_stream:
 	vaesenc	%xmm12, %xmm15, %xmm15
 	vaesenc	%xmm13, %xmm15, %xmm15
 	vaesenclast	%xmm14, %xmm15, %xmm15
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes256_face_r1_xor_stream_fill_counted_15
-	movq	$256, %r9
-.Laesgen_vaes256_face_r1_xor_stream_fill_counted_15:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes256_face_r1_xor_stream_run_restart_15
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes256_face_r1_xor_stream_run_grown_15
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes256_face_r1_xor_stream_run_grown_15:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes256_face_r1_xor_stream_run_done_15
+.Laesgen_vaes256_face_r1_xor_stream_run_restart_15:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes256_face_r1_xor_stream_run_done_15:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_face_r1_xor_stream_partial_6
 	vpxorq	(%rdx), %xmm15, %xmm15
@@ -3105,7 +3403,6 @@ aesgen_vaes256_face_r1_xor_stream:
 	vmovdqa64	%xmm15, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3113,18 +3410,11 @@ aesgen_vaes256_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes256_face_r1_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes256_face_r1_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes256_face_r1_xor_stream_window_ok256
 .Laesgen_vaes256_face_r1_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes256_face_r1_xor_stream_window_ok256
 .Laesgen_vaes256_face_r1_xor_stream_return:
@@ -3138,7 +3428,6 @@ aesgen_vaes256_face_r1_xor_stream:
 	vpxorq	%xmm23, %xmm23, %xmm23
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_vaes256_face_r1_xor_stream, .-aesgen_vaes256_face_r1_xor_stream
 	.section	.rodata

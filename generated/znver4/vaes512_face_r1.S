@@ -704,7 +704,6 @@ aesgen_vaes512_face_r1_set_iv:
 	.p2align	5
 aesgen_vaes512_face_r1_xor_stream:
 	endbr64
-	pushq	%rbx
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes512_face_r1_xor_stream_return
 	movq	288(%rdi), %rax
@@ -767,6 +766,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_try4_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill8_128
+.Laesgen_vaes512_face_r1_xor_stream_fast8_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm18
@@ -873,8 +873,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
 .Laesgen_vaes512_face_r1_xor_stream_fill8_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$32, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast8_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm19
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -906,21 +913,21 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm1, %zmm17, %zmm17
 	vaesenc	%zmm1, %zmm18, %zmm18
 	vpxorq	%zmm19, %zmm11, %zmm20
-	vmovdqu64	%zmm20, (%r9)
+	vmovdqu64	%zmm20, (%r10)
 	vpxorq	%zmm19, %zmm12, %zmm20
-	vmovdqu64	%zmm20, 64(%r9)
+	vmovdqu64	%zmm20, 64(%r10)
 	vpxorq	%zmm19, %zmm13, %zmm20
-	vmovdqu64	%zmm20, 128(%r9)
+	vmovdqu64	%zmm20, 128(%r10)
 	vpxorq	%zmm19, %zmm14, %zmm20
-	vmovdqu64	%zmm20, 192(%r9)
+	vmovdqu64	%zmm20, 192(%r10)
 	vpxorq	%zmm19, %zmm15, %zmm20
-	vmovdqu64	%zmm20, 256(%r9)
+	vmovdqu64	%zmm20, 256(%r10)
 	vpxorq	%zmm19, %zmm16, %zmm20
-	vmovdqu64	%zmm20, 320(%r9)
+	vmovdqu64	%zmm20, 320(%r10)
 	vpxorq	%zmm19, %zmm17, %zmm20
-	vmovdqu64	%zmm20, 384(%r9)
+	vmovdqu64	%zmm20, 384(%r10)
 	vpxorq	%zmm19, %zmm18, %zmm20
-	vmovdqu64	%zmm20, 448(%r9)
+	vmovdqu64	%zmm20, 448(%r10)
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -993,13 +1000,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenclast	%zmm10, %zmm16, %zmm16
 	vaesenclast	%zmm10, %zmm17, %zmm17
 	vaesenclast	%zmm10, %zmm18, %zmm18
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart
+	addq	$32, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done
+.Laesgen_vaes512_face_r1_xor_stream_run_restart:
+	movq	%r9, 328(%rdi)
+	movq	$32, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done:
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm12, %zmm12
@@ -1029,6 +1049,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_128
+.Laesgen_vaes512_face_r1_xor_stream_fast4_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm14
@@ -1087,8 +1108,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
 .Laesgen_vaes512_face_r1_xor_stream_fill4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast4_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm15
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1108,13 +1136,13 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm1, %zmm13, %zmm13
 	vaesenc	%zmm1, %zmm14, %zmm14
 	vpxorq	%zmm15, %zmm11, %zmm16
-	vmovdqu64	%zmm16, (%r9)
+	vmovdqu64	%zmm16, (%r10)
 	vpxorq	%zmm15, %zmm12, %zmm16
-	vmovdqu64	%zmm16, 64(%r9)
+	vmovdqu64	%zmm16, 64(%r10)
 	vpxorq	%zmm15, %zmm13, %zmm16
-	vmovdqu64	%zmm16, 128(%r9)
+	vmovdqu64	%zmm16, 128(%r10)
 	vpxorq	%zmm15, %zmm14, %zmm16
-	vmovdqu64	%zmm16, 192(%r9)
+	vmovdqu64	%zmm16, 192(%r10)
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm2, %zmm13, %zmm13
@@ -1151,13 +1179,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenclast	%zmm10, %zmm12, %zmm12
 	vaesenclast	%zmm10, %zmm13, %zmm13
 	vaesenclast	%zmm10, %zmm14, %zmm14
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_2
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_2:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_2
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_2
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_2:
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm12, %zmm12
@@ -1179,6 +1220,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_128
+.Laesgen_vaes512_face_r1_xor_stream_fast2_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm12
@@ -1213,8 +1255,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
 .Laesgen_vaes512_face_r1_xor_stream_fill2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast2_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm13
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
@@ -1228,9 +1277,9 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm1, %zmm11, %zmm11
 	vaesenc	%zmm1, %zmm12, %zmm12
 	vpxorq	%zmm13, %zmm11, %zmm14
-	vmovdqu64	%zmm14, (%r9)
+	vmovdqu64	%zmm14, (%r10)
 	vpxorq	%zmm13, %zmm12, %zmm14
-	vmovdqu64	%zmm14, 64(%r9)
+	vmovdqu64	%zmm14, 64(%r10)
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vaesenc	%zmm2, %zmm12, %zmm12
 	vaesenc	%zmm3, %zmm11, %zmm11
@@ -1249,13 +1298,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm9, %zmm12, %zmm12
 	vaesenclast	%zmm10, %zmm11, %zmm11
 	vaesenclast	%zmm10, %zmm12, %zmm12
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_3
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_3:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_3
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_3
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_3:
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	vpxorq	64(%rdx), %zmm12, %zmm12
@@ -1273,6 +1335,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_single128
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill1_128
+.Laesgen_vaes512_face_r1_xor_stream_fast1_128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm11
@@ -1295,8 +1358,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
 .Laesgen_vaes512_face_r1_xor_stream_fill1_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast1_128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm12
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm13
@@ -1307,7 +1377,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	vpxorq	%zmm0, %zmm11, %zmm11
 	vaesenc	%zmm1, %zmm11, %zmm11
 	vpxorq	%zmm12, %zmm11, %zmm12
-	vmovdqu64	%zmm12, (%r9)
+	vmovdqu64	%zmm12, (%r10)
 	vaesenc	%zmm2, %zmm11, %zmm11
 	vaesenc	%zmm3, %zmm11, %zmm11
 	vaesenc	%zmm4, %zmm11, %zmm11
@@ -1317,13 +1387,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm8, %zmm11, %zmm11
 	vaesenc	%zmm9, %zmm11, %zmm11
 	vaesenclast	%zmm10, %zmm11, %zmm11
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_4
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_4:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_4
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_4
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_4:
 	vpxorq	(%rdx), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rsi)
 	addq	$4, %rax
@@ -1335,6 +1418,7 @@ aesgen_vaes512_face_r1_xor_stream:
 .Laesgen_vaes512_face_r1_xor_stream_single128:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_single_fill128
+.Laesgen_vaes512_face_r1_xor_stream_single_fast128:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	352(%rdi), %xmm11
@@ -1375,8 +1459,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_end128
 .Laesgen_vaes512_face_r1_xor_stream_single_fill128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_single_fast128
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	352(%rdi), %xmm12
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm13
@@ -1386,7 +1477,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	vpxorq	%xmm0, %xmm11, %xmm11
 	vaesenc	%xmm1, %xmm11, %xmm11
 	vpxorq	%xmm12, %xmm11, %xmm12
-	vmovdqa64	%xmm12, (%r9)
+	vmovdqa64	%xmm12, (%r10)
 	vaesenc	%xmm2, %xmm11, %xmm11
 	vaesenc	%xmm3, %xmm11, %xmm11
 	vaesenc	%xmm4, %xmm11, %xmm11
@@ -1396,13 +1487,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%xmm8, %xmm11, %xmm11
 	vaesenc	%xmm9, %xmm11, %xmm11
 	vaesenclast	%xmm10, %xmm11, %xmm11
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_5
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_5:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_5
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_5
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_5:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_2
 	vpxorq	(%rdx), %xmm11, %xmm11
@@ -1445,7 +1549,6 @@ aesgen_vaes512_face_r1_xor_stream:
 	vmovdqa64	%xmm11, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -1453,18 +1556,11 @@ aesgen_vaes512_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes512_face_r1_xor_stream_restart
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes512_face_r1_xor_stream_restart
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_window_ok128
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes512_face_r1_xor_stream_window_ok128
 .Laesgen_vaes512_face_r1_xor_stream_restart:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_window_ok128
 .Laesgen_vaes512_face_r1_xor_stream_aes192:
@@ -1500,6 +1596,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_try4_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill8_192
+.Laesgen_vaes512_face_r1_xor_stream_fast8_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm20
@@ -1622,8 +1719,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
 .Laesgen_vaes512_face_r1_xor_stream_fill8_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$32, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast8_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm21
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -1655,21 +1759,21 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm1, %zmm19, %zmm19
 	vaesenc	%zmm1, %zmm20, %zmm20
 	vpxorq	%zmm21, %zmm13, %zmm22
-	vmovdqu64	%zmm22, (%r9)
+	vmovdqu64	%zmm22, (%r10)
 	vpxorq	%zmm21, %zmm14, %zmm22
-	vmovdqu64	%zmm22, 64(%r9)
+	vmovdqu64	%zmm22, 64(%r10)
 	vpxorq	%zmm21, %zmm15, %zmm22
-	vmovdqu64	%zmm22, 128(%r9)
+	vmovdqu64	%zmm22, 128(%r10)
 	vpxorq	%zmm21, %zmm16, %zmm22
-	vmovdqu64	%zmm22, 192(%r9)
+	vmovdqu64	%zmm22, 192(%r10)
 	vpxorq	%zmm21, %zmm17, %zmm22
-	vmovdqu64	%zmm22, 256(%r9)
+	vmovdqu64	%zmm22, 256(%r10)
 	vpxorq	%zmm21, %zmm18, %zmm22
-	vmovdqu64	%zmm22, 320(%r9)
+	vmovdqu64	%zmm22, 320(%r10)
 	vpxorq	%zmm21, %zmm19, %zmm22
-	vmovdqu64	%zmm22, 384(%r9)
+	vmovdqu64	%zmm22, 384(%r10)
 	vpxorq	%zmm21, %zmm20, %zmm22
-	vmovdqu64	%zmm22, 448(%r9)
+	vmovdqu64	%zmm22, 448(%r10)
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm15, %zmm15
@@ -1758,13 +1862,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenclast	%zmm12, %zmm18, %zmm18
 	vaesenclast	%zmm12, %zmm19, %zmm19
 	vaesenclast	%zmm12, %zmm20, %zmm20
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_6
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_6:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_6
+	addq	$32, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_6
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$32, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_6:
 	vpxorq	(%rdx), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rsi)
 	vpxorq	64(%rdx), %zmm14, %zmm14
@@ -1794,6 +1911,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_192
+.Laesgen_vaes512_face_r1_xor_stream_fast4_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm16
@@ -1860,8 +1978,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
 .Laesgen_vaes512_face_r1_xor_stream_fill4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast4_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm17
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -1881,13 +2006,13 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm1, %zmm15, %zmm15
 	vaesenc	%zmm1, %zmm16, %zmm16
 	vpxorq	%zmm17, %zmm13, %zmm18
-	vmovdqu64	%zmm18, (%r9)
+	vmovdqu64	%zmm18, (%r10)
 	vpxorq	%zmm17, %zmm14, %zmm18
-	vmovdqu64	%zmm18, 64(%r9)
+	vmovdqu64	%zmm18, 64(%r10)
 	vpxorq	%zmm17, %zmm15, %zmm18
-	vmovdqu64	%zmm18, 128(%r9)
+	vmovdqu64	%zmm18, 128(%r10)
 	vpxorq	%zmm17, %zmm16, %zmm18
-	vmovdqu64	%zmm18, 192(%r9)
+	vmovdqu64	%zmm18, 192(%r10)
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vaesenc	%zmm2, %zmm15, %zmm15
@@ -1932,13 +2057,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenclast	%zmm12, %zmm14, %zmm14
 	vaesenclast	%zmm12, %zmm15, %zmm15
 	vaesenclast	%zmm12, %zmm16, %zmm16
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_7
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_7:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_7
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_7
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_7:
 	vpxorq	(%rdx), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rsi)
 	vpxorq	64(%rdx), %zmm14, %zmm14
@@ -1960,6 +2098,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_192
+.Laesgen_vaes512_face_r1_xor_stream_fast2_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm14
@@ -1998,8 +2137,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
 .Laesgen_vaes512_face_r1_xor_stream_fill2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast2_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm15
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
@@ -2013,9 +2159,9 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm1, %zmm13, %zmm13
 	vaesenc	%zmm1, %zmm14, %zmm14
 	vpxorq	%zmm15, %zmm13, %zmm16
-	vmovdqu64	%zmm16, (%r9)
+	vmovdqu64	%zmm16, (%r10)
 	vpxorq	%zmm15, %zmm14, %zmm16
-	vmovdqu64	%zmm16, 64(%r9)
+	vmovdqu64	%zmm16, 64(%r10)
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm2, %zmm14, %zmm14
 	vaesenc	%zmm3, %zmm13, %zmm13
@@ -2038,13 +2184,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm11, %zmm14, %zmm14
 	vaesenclast	%zmm12, %zmm13, %zmm13
 	vaesenclast	%zmm12, %zmm14, %zmm14
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_8
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_8:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_8
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_8
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_8:
 	vpxorq	(%rdx), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rsi)
 	vpxorq	64(%rdx), %zmm14, %zmm14
@@ -2062,6 +2221,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_single192
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill1_192
+.Laesgen_vaes512_face_r1_xor_stream_fast1_192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm13
@@ -2086,8 +2246,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
 .Laesgen_vaes512_face_r1_xor_stream_fill1_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast1_192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm14
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm15
@@ -2098,7 +2265,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	vpxorq	%zmm0, %zmm13, %zmm13
 	vaesenc	%zmm1, %zmm13, %zmm13
 	vpxorq	%zmm14, %zmm13, %zmm14
-	vmovdqu64	%zmm14, (%r9)
+	vmovdqu64	%zmm14, (%r10)
 	vaesenc	%zmm2, %zmm13, %zmm13
 	vaesenc	%zmm3, %zmm13, %zmm13
 	vaesenc	%zmm4, %zmm13, %zmm13
@@ -2110,13 +2277,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm10, %zmm13, %zmm13
 	vaesenc	%zmm11, %zmm13, %zmm13
 	vaesenclast	%zmm12, %zmm13, %zmm13
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_9
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_9:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_9
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_9
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_9:
 	vpxorq	(%rdx), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rsi)
 	addq	$4, %rax
@@ -2128,6 +2308,7 @@ aesgen_vaes512_face_r1_xor_stream:
 .Laesgen_vaes512_face_r1_xor_stream_single192:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_single_fill192
+.Laesgen_vaes512_face_r1_xor_stream_single_fast192:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	352(%rdi), %xmm13
@@ -2170,8 +2351,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_end192
 .Laesgen_vaes512_face_r1_xor_stream_single_fill192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_single_fast192
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	352(%rdi), %xmm14
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm15
@@ -2181,7 +2369,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	vpxorq	%xmm0, %xmm13, %xmm13
 	vaesenc	%xmm1, %xmm13, %xmm13
 	vpxorq	%xmm14, %xmm13, %xmm14
-	vmovdqa64	%xmm14, (%r9)
+	vmovdqa64	%xmm14, (%r10)
 	vaesenc	%xmm2, %xmm13, %xmm13
 	vaesenc	%xmm3, %xmm13, %xmm13
 	vaesenc	%xmm4, %xmm13, %xmm13
@@ -2193,13 +2381,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%xmm10, %xmm13, %xmm13
 	vaesenc	%xmm11, %xmm13, %xmm13
 	vaesenclast	%xmm12, %xmm13, %xmm13
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_10
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_10:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_10
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_10
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_10:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_4
 	vpxorq	(%rdx), %xmm13, %xmm13
@@ -2242,7 +2443,6 @@ aesgen_vaes512_face_r1_xor_stream:
 	vmovdqa64	%xmm13, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -2250,18 +2450,11 @@ aesgen_vaes512_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes512_face_r1_xor_stream_restart_2
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes512_face_r1_xor_stream_restart_2
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_window_ok192
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes512_face_r1_xor_stream_window_ok192
 .Laesgen_vaes512_face_r1_xor_stream_restart_2:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_window_ok192
 .Laesgen_vaes512_face_r1_xor_stream_aes256:
@@ -2299,6 +2492,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_try4_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill8_256
+.Laesgen_vaes512_face_r1_xor_stream_fast8_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm22
@@ -2437,8 +2631,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
 .Laesgen_vaes512_face_r1_xor_stream_fill8_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$32, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast8_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm23
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -2470,21 +2671,21 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm1, %zmm21, %zmm21
 	vaesenc	%zmm1, %zmm22, %zmm22
 	vpxorq	%zmm23, %zmm15, %zmm24
-	vmovdqu64	%zmm24, (%r9)
+	vmovdqu64	%zmm24, (%r10)
 	vpxorq	%zmm23, %zmm16, %zmm24
-	vmovdqu64	%zmm24, 64(%r9)
+	vmovdqu64	%zmm24, 64(%r10)
 	vpxorq	%zmm23, %zmm17, %zmm24
-	vmovdqu64	%zmm24, 128(%r9)
+	vmovdqu64	%zmm24, 128(%r10)
 	vpxorq	%zmm23, %zmm18, %zmm24
-	vmovdqu64	%zmm24, 192(%r9)
+	vmovdqu64	%zmm24, 192(%r10)
 	vpxorq	%zmm23, %zmm19, %zmm24
-	vmovdqu64	%zmm24, 256(%r9)
+	vmovdqu64	%zmm24, 256(%r10)
 	vpxorq	%zmm23, %zmm20, %zmm24
-	vmovdqu64	%zmm24, 320(%r9)
+	vmovdqu64	%zmm24, 320(%r10)
 	vpxorq	%zmm23, %zmm21, %zmm24
-	vmovdqu64	%zmm24, 384(%r9)
+	vmovdqu64	%zmm24, 384(%r10)
 	vpxorq	%zmm23, %zmm22, %zmm24
-	vmovdqu64	%zmm24, 448(%r9)
+	vmovdqu64	%zmm24, 448(%r10)
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
@@ -2589,13 +2790,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenclast	%zmm14, %zmm20, %zmm20
 	vaesenclast	%zmm14, %zmm21, %zmm21
 	vaesenclast	%zmm14, %zmm22, %zmm22
-	movq	336(%rdi), %r9
-	addq	$32, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_11
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_11:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_11
+	addq	$32, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_11
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$32, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_11:
 	vpxorq	(%rdx), %zmm15, %zmm15
 	vmovdqu64	%zmm15, (%rsi)
 	vpxorq	64(%rdx), %zmm16, %zmm16
@@ -2625,6 +2839,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_256
+.Laesgen_vaes512_face_r1_xor_stream_fast4_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm18
@@ -2699,8 +2914,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
 .Laesgen_vaes512_face_r1_xor_stream_fill4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast4_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm19
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -2720,13 +2942,13 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm1, %zmm17, %zmm17
 	vaesenc	%zmm1, %zmm18, %zmm18
 	vpxorq	%zmm19, %zmm15, %zmm20
-	vmovdqu64	%zmm20, (%r9)
+	vmovdqu64	%zmm20, (%r10)
 	vpxorq	%zmm19, %zmm16, %zmm20
-	vmovdqu64	%zmm20, 64(%r9)
+	vmovdqu64	%zmm20, 64(%r10)
 	vpxorq	%zmm19, %zmm17, %zmm20
-	vmovdqu64	%zmm20, 128(%r9)
+	vmovdqu64	%zmm20, 128(%r10)
 	vpxorq	%zmm19, %zmm18, %zmm20
-	vmovdqu64	%zmm20, 192(%r9)
+	vmovdqu64	%zmm20, 192(%r10)
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm2, %zmm17, %zmm17
@@ -2779,13 +3001,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenclast	%zmm14, %zmm16, %zmm16
 	vaesenclast	%zmm14, %zmm17, %zmm17
 	vaesenclast	%zmm14, %zmm18, %zmm18
-	movq	336(%rdi), %r9
-	addq	$16, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_12
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_12:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_12
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_12
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_12:
 	vpxorq	(%rdx), %zmm15, %zmm15
 	vmovdqu64	%zmm15, (%rsi)
 	vpxorq	64(%rdx), %zmm16, %zmm16
@@ -2807,6 +3042,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_256
+.Laesgen_vaes512_face_r1_xor_stream_fast2_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm16
@@ -2849,8 +3085,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
 .Laesgen_vaes512_face_r1_xor_stream_fill2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast2_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm17
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
@@ -2864,9 +3107,9 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm1, %zmm15, %zmm15
 	vaesenc	%zmm1, %zmm16, %zmm16
 	vpxorq	%zmm17, %zmm15, %zmm18
-	vmovdqu64	%zmm18, (%r9)
+	vmovdqu64	%zmm18, (%r10)
 	vpxorq	%zmm17, %zmm16, %zmm18
-	vmovdqu64	%zmm18, 64(%r9)
+	vmovdqu64	%zmm18, 64(%r10)
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vaesenc	%zmm2, %zmm16, %zmm16
 	vaesenc	%zmm3, %zmm15, %zmm15
@@ -2893,13 +3136,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm13, %zmm16, %zmm16
 	vaesenclast	%zmm14, %zmm15, %zmm15
 	vaesenclast	%zmm14, %zmm16, %zmm16
-	movq	336(%rdi), %r9
-	addq	$8, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_13
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_13:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_13
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_13
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_13:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_13
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_13:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_13:
 	vpxorq	(%rdx), %zmm15, %zmm15
 	vmovdqu64	%zmm15, (%rsi)
 	vpxorq	64(%rdx), %zmm16, %zmm16
@@ -2917,6 +3173,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	ja	.Laesgen_vaes512_face_r1_xor_stream_single256
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_fill1_256
+.Laesgen_vaes512_face_r1_xor_stream_fast1_256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vbroadcasti32x4	352(%rdi), %zmm15
@@ -2943,8 +3200,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
 .Laesgen_vaes512_face_r1_xor_stream_fill1_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast1_256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vbroadcasti32x4	352(%rdi), %zmm16
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm17
@@ -2955,7 +3219,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	vpxorq	%zmm0, %zmm15, %zmm15
 	vaesenc	%zmm1, %zmm15, %zmm15
 	vpxorq	%zmm16, %zmm15, %zmm16
-	vmovdqu64	%zmm16, (%r9)
+	vmovdqu64	%zmm16, (%r10)
 	vaesenc	%zmm2, %zmm15, %zmm15
 	vaesenc	%zmm3, %zmm15, %zmm15
 	vaesenc	%zmm4, %zmm15, %zmm15
@@ -2969,13 +3233,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%zmm12, %zmm15, %zmm15
 	vaesenc	%zmm13, %zmm15, %zmm15
 	vaesenclast	%zmm14, %zmm15, %zmm15
-	movq	336(%rdi), %r9
-	addq	$4, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_14
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_14:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_14
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_14
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_14:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_14
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_14:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_14:
 	vpxorq	(%rdx), %zmm15, %zmm15
 	vmovdqu64	%zmm15, (%rsi)
 	addq	$4, %rax
@@ -2987,6 +3264,7 @@ aesgen_vaes512_face_r1_xor_stream:
 .Laesgen_vaes512_face_r1_xor_stream_single256:
 	cmpq	$256, 336(%rdi)
 	jne	.Laesgen_vaes512_face_r1_xor_stream_single_fill256
+.Laesgen_vaes512_face_r1_xor_stream_single_fast256:
 	shlq	$4, %r9
 	leaq	384(%rdi,%r9,1), %r9
 	vmovdqa64	352(%rdi), %xmm15
@@ -3031,8 +3309,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	movq	%r10, 288(%rdi)
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_end256
 .Laesgen_vaes512_face_r1_xor_stream_single_fill256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_single_fast256
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
 	vmovdqa64	352(%rdi), %xmm16
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm17
@@ -3042,7 +3327,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	vpxorq	%xmm0, %xmm15, %xmm15
 	vaesenc	%xmm1, %xmm15, %xmm15
 	vpxorq	%xmm16, %xmm15, %xmm16
-	vmovdqa64	%xmm16, (%r9)
+	vmovdqa64	%xmm16, (%r10)
 	vaesenc	%xmm2, %xmm15, %xmm15
 	vaesenc	%xmm3, %xmm15, %xmm15
 	vaesenc	%xmm4, %xmm15, %xmm15
@@ -3056,13 +3341,26 @@ aesgen_vaes512_face_r1_xor_stream:
 	vaesenc	%xmm12, %xmm15, %xmm15
 	vaesenc	%xmm13, %xmm15, %xmm15
 	vaesenclast	%xmm14, %xmm15, %xmm15
-	movq	336(%rdi), %r9
-	addq	$1, %r9
-	cmpq	$256, %r9
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fill_counted_15
-	movq	$256, %r9
-.Laesgen_vaes512_face_r1_xor_stream_fill_counted_15:
-	movq	%r9, 336(%rdi)
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_15
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_15
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_15:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_15
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_15:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_15:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_6
 	vpxorq	(%rdx), %xmm15, %xmm15
@@ -3105,7 +3403,6 @@ aesgen_vaes512_face_r1_xor_stream:
 	vmovdqa64	%xmm15, 352(%rdi)
 	movq	%r9, 296(%rdi)
 	movq	%r8, 304(%rdi)
-	movzbl	%al, %r11d
 	movabsq	$0xff0000000000, %r9
 	andq	%rax, %r9
 	movabsq	$0xff00000000ff0000, %r10
@@ -3113,18 +3410,11 @@ aesgen_vaes512_face_r1_xor_stream:
 	cmpq	312(%rdi), %r9
 	jne	.Laesgen_vaes512_face_r1_xor_stream_restart_3
 	cmpq	320(%rdi), %r10
-	jne	.Laesgen_vaes512_face_r1_xor_stream_restart_3
-	cmpq	$256, 336(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_window_ok256
-	movq	328(%rdi), %rbx
-	addq	336(%rdi), %rbx
-	andq	$255, %rbx
-	cmpq	%r11, %rbx
 	je	.Laesgen_vaes512_face_r1_xor_stream_window_ok256
 .Laesgen_vaes512_face_r1_xor_stream_restart_3:
 	movq	%r9, 312(%rdi)
 	movq	%r10, 320(%rdi)
-	movq	%r11, 328(%rdi)
+	movq	$0, 328(%rdi)
 	movq	$0, 336(%rdi)
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_window_ok256
 .Laesgen_vaes512_face_r1_xor_stream_return:
@@ -3138,7 +3428,6 @@ aesgen_vaes512_face_r1_xor_stream:
 	vpxorq	%xmm23, %xmm23, %xmm23
 	vpxorq	%xmm24, %xmm24, %xmm24
 	vzeroall
-	popq	%rbx
 	ret
 	.size	aesgen_vaes512_face_r1_xor_stream, .-aesgen_vaes512_face_r1_xor_stream
 	.section	.rodata

@@ -20,8 +20,10 @@ bytes 0, 5, 10 (the bytes that reach column 0 after ShiftRows); the caches on by
 Round 0 (rd0) is a single XOR here and is folded into the caches: with `r1` no block computes
 rounds 0-1, with `r2` no block computes rounds 0-2. T1 entries are 4 bytes on xmm and 16 bytes
 on ymm/zmm, where one load then fetches the entries of consecutive blocks, one a lane.
-Tables are filled while encrypting: until a table is complete, blocks are computed in full and
-each stores its own entry (s ^ C); no set-up pass computes entries a message does not use.
+Tables are filled while encrypting: a batch whose entries are not all filled is computed in
+full and each block stores its own entry (s ^ C); a batch whose entries are all filled starts
+from them (the run of filled entries: kernels/face_fill.py). No set-up pass computes entries
+a message does not use.
 """
 from __future__ import annotations
 
@@ -33,9 +35,10 @@ from ..isa.table import load_table
 from . import ctx_layout as L
 from .engine_choice import engine_for
 from .engines import RoundEngine
+from .face_fill import back_if_filled, jump_unless_complete, keep_or_empty_table, record_filled
 from .key_schedule import accept_key_length, expand_by_size
 from .spec import FACE_ROUNDS, ROUNDS, KernelSpec
-from .ctr_stream import (Stream, count_up, counter_in_every_lane, counter_tag, loop_exit,
+from .ctr_stream import (Stream, count_up, counter_in_every_lane, loop_exit,
                          loop_head, mem, open_stream, spread_blocks)
 from .grouped_ctr import stream_body as grouped_stream_body
 from .vector_ops import VectorOps
@@ -249,11 +252,12 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
                 a.cmp(s.idx, Imm(256 - blocks))
                 a.ja(tries[n + 1])
                 if face != "none":
-                    a.cmp(mem(64, ctx, L.FILL_COUNT), Imm(256))
-                    a.jne(fill)
+                    jump_unless_complete(b, ctx, fill)
                 elif pow2:
                     a.test(s.idx, Imm(blocks - 1))
                     a.jne(unaligned)
+            fast = b.label(f"fast{m}_{bits}")
+            b.bind(fast)
             _batch(k, b, v, bits, s, m, spec.width,
                    "fast" if face != "none" else ("aligned" if pow2 else "full"))
         if face == "none" and pow2:
@@ -263,6 +267,7 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
         if face != "none":
             with b.region(f"fill{m}-{bits}"):
                 b.bind(fill)
+                back_if_filled(b, ctx, s.idx, blocks, fast)
                 _batch(k, b, v, bits, s, m, spec.width, "fill")
 
     _single_paths(k, b, v, bits, s, single)
@@ -277,19 +282,20 @@ def _stream_body(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg,
 def _single_paths(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream,
                   single: Label) -> None:
     """Single blocks: what a window's or message's end leaves after the batch ladder."""
-    a, ctx, face = b.asm, s.ctx, k.spec.face
+    ctx, face = s.ctx, k.spec.face
     with b.region(f"single-{bits}"):
         b.bind(single)
         if face == "none":
             _batch(k, b, v, bits, s, 1, 128, "full")
         else:
-            single_fill = b.label(f"single_fill{bits}")
-            a.cmp(mem(64, ctx, L.FILL_COUNT), Imm(256))
-            a.jne(single_fill)
+            single_fill, fast = b.label(f"single_fill{bits}"), b.label(f"single_fast{bits}")
+            jump_unless_complete(b, ctx, single_fill)
+            b.bind(fast)
             _batch(k, b, v, bits, s, 1, 128, "fast")
     if face != "none":
         with b.region(f"single_fill-{bits}"):
             b.bind(single_fill)
+            back_if_filled(b, ctx, s.idx, 1, fast)
             _batch(k, b, v, bits, s, 1, 128, "fill")
 
 
@@ -377,15 +383,7 @@ def _batch(k: Kernel, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, m: i
             blocks = k.engine.rounds(k, b, v, s.keys, blocks, done + 1, nr, nr) or blocks
     if mode == "fill":
         with b.phase("table_fill"):
-            fill_ok = b.label("fill_counted")
-            count = b.gp()
-            a.mov(count, mem(64, s.ctx, L.FILL_COUNT))
-            a.add(count, Imm(blocks_n))
-            a.cmp(count, Imm(256))
-            a.jbe(fill_ok)
-            a.mov(count, Imm(256))
-            b.bind(fill_ok)
-            a.mov(mem(64, s.ctx, L.FILL_COUNT), count)
+            record_filled(b, s.ctx, s.idx, blocks_n)
     partial = b.label("partial") if blocks_n == 1 else None
     if partial is not None:
         with b.phase("partial"):
@@ -437,12 +435,8 @@ def _partial_tail(b: KernelBuilder, v: VectorOps, s: Stream, x: Reg, partial: La
 
 def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
              window_ok: Label) -> None:
-    """A new window: recompute the caches; keep, continue or restart the table fill.
-
-    The table is kept when the counter's bytes 0, 5, 10 match its tag and it is complete, or
-    when it is being filled and this block is the next entry to fill; otherwise the fill
-    restarts at this block's in15.
-    """
+    """A new window: recompute the caches; keep the table's run of filled entries when
+    the counter's bytes 0, 5, 10 match its tag, else empty it (kernels/face_fill.py)."""
     a, face, ctx, lo, hi = b.asm, k.spec.face, s.ctx, s.lo, s.hi
     nr = ROUNDS[bits]
     base = b.gp()
@@ -457,37 +451,7 @@ def _refresh(k: Kernel, b: KernelBuilder, v: VectorOps, s: Stream, bits: int,
         v.store(mem(128, ctx, L.CACHE_R2), x)
     a.mov(mem(64, ctx, L.WINDOW_LO), base)
     a.mov(mem(64, ctx, L.WINDOW_HI), hi)
-    table_tag_check(b, ctx, lo, hi, window_ok)
-    a.jmp(window_ok)
-
-
-def table_tag_check(b: KernelBuilder, ctx: Reg, lo: Reg, hi: Reg, window_ok: Label) -> None:
-    """At a new window: keep the FACE table (jump to window_ok) when counter bytes 0, 5, 10
-    (in hi:lo) match its tag and it is complete, or when it is being filled and this block
-    (in15 = low byte of lo) is the next entry to fill; otherwise restart the fill here and
-    fall through. Shared by the vector skeleton and the table kernel."""
-    a = b.asm
-    restart = b.label("restart")
-    tag_lo, tag_hi, here = b.gp(), b.gp(), b.gp()
-    a.movzx(here.w32, lo.w8)
-    counter_tag(b, lo, hi, tag_lo, tag_hi)
-    a.cmp(tag_lo, mem(64, ctx, L.TAG_LO))
-    a.jne(restart)
-    a.cmp(tag_hi, mem(64, ctx, L.TAG_HI))
-    a.jne(restart)
-    a.cmp(mem(64, ctx, L.FILL_COUNT), Imm(256))
-    a.je(window_ok)
-    pos = b.gp()
-    a.mov(pos, mem(64, ctx, L.FILL_START))
-    a.add(pos, mem(64, ctx, L.FILL_COUNT))
-    b.emit("and", pos, Imm(255))
-    a.cmp(pos, here)
-    a.je(window_ok)
-    b.bind(restart)
-    a.mov(mem(64, ctx, L.TAG_LO), tag_lo)
-    a.mov(mem(64, ctx, L.TAG_HI), tag_hi)
-    a.mov(mem(64, ctx, L.FILL_START), here)
-    a.mov(mem(64, ctx, L.FILL_COUNT), Imm(0))
+    keep_or_empty_table(b, ctx, lo, hi, window_ok)
 
 
 ENTRY_POINTS = ("init", "set_iv", "xor_stream", "wipe")

@@ -20,15 +20,16 @@ every block), the entries of in15 = g .. g+B-1 at the same address that held in1
 16 bytes a block too). The cache is kept in slice form as well (C_f in every block,
 transposed once per window). A batch on a complete table is then 8 loads and 8 XORs and
 rounds f+1..Nr: no transpose into slices, no counter, no rounds 0..f. Until the table is
-complete, each group computes rounds 0..Nr in full and stores its entry, once: a byte a group
-records that it is filled, and FILL_COUNT counts the filled groups' blocks (256 = complete).
+filled, a group computes rounds 0..Nr in full and stores its entry: a byte a group records
+that it is filled (validity is per group: a group whose entry is filled starts from it), and
+FILL_COUNT counts the filled groups' blocks (256 = complete).
 The tables depend on the key and counter bytes 0, 5, 10 only (the tag); a window whose tag
 differs starts the table again.
 """
 from __future__ import annotations
 
 from ..dsl.builder import KernelBuilder
-from ..dsl.operands import Imm, Label, Reg
+from ..dsl.operands import Imm, Label, Mem, Reg
 from . import ctx_layout as L
 from .ctr_stream import (Stream, count_up, counter_in_every_lane, counter_tag, loop_exit,
                          loop_head, mem, open_stream, spread_blocks)
@@ -44,7 +45,7 @@ def group_blocks(k) -> int:
 def stream_body(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg, inp: Reg,
                 length: Reg, done: Label) -> None:
     """The loop for one key size: groups, the head and tail of a message, FACE refresh."""
-    a, face = b.asm, k.spec.face
+    face = k.spec.face
     s = open_stream(k, b, v, bits, ctx, out, inp, length)
     window_ok, refresh = b.label(f"window_ok{bits}"), b.label(f"refresh{bits}")
     fill, consume = b.label(f"fill{bits}"), b.label(f"consume{bits}")
@@ -53,8 +54,7 @@ def stream_body(k, b: KernelBuilder, v: VectorOps, bits: int, ctx: Reg, out: Reg
         loop_head(b, s, face, refresh, window_ok)
         with b.phase("loop"):
             if face != "none":
-                a.cmp(mem(64, ctx, L.FILL_COUNT), Imm(256))
-                a.jne(fill)
+                _jump_unless_group_filled(k, b, s, fill)
         keystream = _group(k, b, v, bits, s, "fast" if face != "none" else "full")
         _use(k, b, v, s, keystream, consume, bits)
     if face != "none":
@@ -121,6 +121,22 @@ def _group(k, b: KernelBuilder, v: VectorOps, bits: int, s: Stream, mode: str) -
     return eng.from_slices(b, v, slices, nr, nr, n_regs)
 
 
+def _group_flag(k, b: KernelBuilder, s: Stream, first: Reg | None = None) -> Mem:
+    """The byte recording that the group holding in15 = idx (or starting at ``first``)
+    has its entry filled."""
+    group = b.gp()
+    b.asm.mov(group, s.idx if first is None else first)
+    b.asm.shr(group, Imm(group_blocks(k).bit_length() - 1))
+    return mem(8, s.ctx, k.layout.extra + k.engine.group_flags(), index=group)
+
+
+def _jump_unless_group_filled(k, b: KernelBuilder, s: Stream, fill: Label) -> None:
+    """Validity is per group: a group whose entry is filled starts from it, whatever the
+    state of the other groups."""
+    b.asm.cmp(_group_flag(k, b, s), Imm(0))
+    b.asm.je(fill)
+
+
 def _entry_address(k, b: KernelBuilder, s: Stream, first: Reg) -> Reg:
     """Address of the FACE entry of the group starting at in15 = ``first``: 16 bytes a
     block into the rd1+ or rd2+ table."""
@@ -144,15 +160,11 @@ def _store_entry(k, b: KernelBuilder, v: VectorOps, s: Stream, slices: list[Reg]
     for i, x in enumerate(slices):
         v.xor(e, x, eng.sliced_cache(k, i, width))
         v.store(mem(width, entry, wb * i), e, aligned=False)
-    group, flag = b.gp(), b.gp()
+    flag = _group_flag(k, b, s, first)
     counted = b.label("group_counted")
-    a.mov(group, first)
-    a.shr(group, Imm(group_blocks(k).bit_length() - 1))
-    flags = k.layout.extra + eng.group_flags()
-    a.movzx(flag.w32, mem(8, s.ctx, flags, index=group))
-    a.test(flag, flag)
+    a.cmp(flag, Imm(0))
     a.jne(counted)
-    a.mov(mem(8, s.ctx, flags, index=group), Imm(1))
+    a.mov(flag, Imm(1))
     a.add(mem(64, s.ctx, L.FILL_COUNT), Imm(group_blocks(k)))
     b.bind(counted)
 

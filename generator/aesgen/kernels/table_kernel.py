@@ -31,7 +31,8 @@ peak. One block at a time (two would need 16 state registers).
 Counter, windows, FACE state and semantics are those of ctr_kernel.py, on the same context
 layout (ctx_layout.py, 4-byte rd1+ entries): rd1 cache C1 = s_1(base), rd2 cache C2 = s_2(base),
 rd1+ table T1[v] = column 0 of s_1(base|v) ^ C1, rd2+ table T2[v] = s_2(base|v) ^ C2, filled
-while encrypting (a block computed in full stores its own entry until FILL_COUNT reaches 256),
+while encrypting (a block whose entry is outside the run of filled entries is computed in full
+and stores its entry, kernels/face_fill.py),
 tagged by counter bytes 0, 5, 10 so set_iv keeps them while those bytes hold. With r1 a block
 starts at round 2 from C1 ^ T1[in15] (only column 0 differs: 1 load + 1 XOR, the other three
 columns are read byte by byte from C1 by round 2 itself); with r2 a block starts at round 3
@@ -67,7 +68,7 @@ from ..dsl.operands import Imm, Label, Mem, Reg, gp
 from ..isa.table import load_table
 from ..model.aes import SBOX, gf_mul
 from . import ctx_layout as L
-from .ctr_kernel import table_tag_check
+from .face_fill import back_if_filled, jump_unless_complete, keep_or_empty_table, record_filled
 from .key_schedule import accept_key_length, expand_by_size
 from .engines import RoundEngine
 from .spec import ROUNDS, KernelSpec
@@ -388,6 +389,7 @@ def _stream_body(k: TableKernel, b: KernelBuilder, bits: int, ctx: Reg, inp: Reg
     a, face, nr = b.asm, k.spec.face, ROUNDS[bits]
     top, end = b.label(f"top{bits}"), b.label(f"end{bits}")
     single, fill = b.label(f"single{bits}"), b.label(f"fill{bits}")
+    single_fill, fill_block = b.label(f"single_fill{bits}"), b.label(f"fill_block{bits}")
     check, checked = b.label(f"check{bits}"), b.label(f"checked{bits}")
     tb, lo = b.gp(), b.gp()
     with b.phase("key_load"):
@@ -414,8 +416,9 @@ def _stream_body(k: TableKernel, b: KernelBuilder, bits: int, ctx: Reg, inp: Reg
             a.cmp(length, Imm(16))
             a.jb(single)
             if face != "none":
-                a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
-                a.jne(fill)
+                jump_unless_complete(b, ctx, fill)
+        fast = b.label("fast")
+        b.bind(fast)
         if face == "none":
             t = _full_block(b, s, nr)
         else:
@@ -427,14 +430,21 @@ def _stream_body(k: TableKernel, b: KernelBuilder, bits: int, ctx: Reg, inp: Reg
         if face == "none":
             t = _full_block(b, s, nr)
         else:
-            a.cmp(_m(64, ctx, L.FILL_COUNT), Imm(256))
-            a.jne(fill)
+            single_fast = b.label("single_fast")
+            jump_unless_complete(b, ctx, single_fill)
+            b.bind(single_fast)
             t = _fast_block(k, b, s, idx, nr)
         _partial_tail(b, s, t)
 
     if face != "none":
+        with b.region(f"single_fill-{bits}"):         # a partial block: the fill below
+            b.bind(single_fill)
+            back_if_filled(b, ctx, idx, 1, single_fast)
+            a.jmp(fill_block)
         with b.region(f"fill-{bits}"):
             b.bind(fill)
+            back_if_filled(b, ctx, idx, 1, fast)
+            b.bind(fill_block)
             t = _fill_block(k, b, s, nr)
             partial = b.label("fill_partial")
             with b.phase("loop"):
@@ -510,7 +520,9 @@ def _fill_block(k: TableKernel, b: KernelBuilder, s: Loop, nr: int) -> list[Reg]
                 a.mov(e.w32, state[c].w32)
                 a.xor(e.w32, _m(32, ctx, L.CACHE_R2 + 4 * c))
                 a.mov(_m(32, ctx, k.layout.table_r2 + 4 * c, index=at), e.w32)
-        a.add(_m(64, ctx, L.FILL_COUNT), Imm(1))    # below 256 here: at most 256 after
+        in15 = b.gp()
+        a.movzx(in15.w32, s.lo.w8)
+        record_filled(b, ctx, in15, 1)
     with b.phase("rounds_0_2"):
         state = rounds(b, s.tb, ctx, state, skip + 1, 2, nr)
     with b.phase("rounds_3_nr"):
@@ -592,7 +604,7 @@ def _check_window(k: TableKernel, b: KernelBuilder, s: Loop, nr: int, idx: Reg,
     a.mov(hi2, _m(64, ctx, L.CTR_HI))
     a.mov(_m(64, ctx, L.WINDOW_LO), base2)
     a.mov(_m(64, ctx, L.WINDOW_HI), hi2)
-    table_tag_check(b, ctx, lo, hi2, window_ok)
+    keep_or_empty_table(b, ctx, lo, hi2, window_ok)
     b.bind(window_ok)
     a.movzx(idx.w32, lo.w8)
     a.jmp(checked)

@@ -36,6 +36,7 @@ from .. import ctx_layout as L
 from ..spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from .engine_choice import engine_for
 from .engines import A64Engine
+from .face_fill import back_if_filled, jump_unless_complete, keep_or_empty_table, record_filled
 
 BTI_C = 34
 VECTOR_REGISTERS = 32
@@ -317,14 +318,14 @@ def _stream_body(k: Kernel, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp
                 a.cmp(idx, Imm(256 - m))
                 a.b_hi(tries[n + 1])
                 if face != "none":
-                    fc = b.gp()
-                    a.ldr(fc, _m(64, ctx, L.FILL_COUNT))
-                    a.cmp(fc, Imm(256))
-                    a.b_ne(fill)
+                    jump_unless_complete(b, ctx, fill)
+            fast = b.label(f"fast{m}_{bits}")
+            b.bind(fast)
             _batch(k, b, bits, s, m, "fast" if face != "none" else "full")
         if face != "none":
             with b.region(f"fill{m}-{bits}"):
                 b.bind(fill)
+                back_if_filled(b, ctx, idx, m, fast)
                 _batch(k, b, bits, s, m, "fill")
 
     with b.region(f"single-{bits}"):
@@ -332,15 +333,14 @@ def _stream_body(k: Kernel, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp
         if face == "none":
             _batch(k, b, bits, s, 1, "full")
         else:
-            single_fill = b.label(f"single_fill{bits}")
-            fc = b.gp()
-            a.ldr(fc, _m(64, ctx, L.FILL_COUNT))
-            a.cmp(fc, Imm(256))
-            a.b_ne(single_fill)
+            single_fill, fast = b.label(f"single_fill{bits}"), b.label(f"single_fast{bits}")
+            jump_unless_complete(b, ctx, single_fill)
+            b.bind(fast)
             _batch(k, b, bits, s, 1, "fast")
     if face != "none":
         with b.region(f"single_fill-{bits}"):
             b.bind(single_fill)
+            back_if_filled(b, ctx, idx, 1, fast)
             _batch(k, b, bits, s, 1, "fill")
 
     b.bind(end)
@@ -409,15 +409,7 @@ def _batch(k: Kernel, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str)
                    nr - 1, nr)
     if mode == "fill":
         with b.phase("table_fill"):
-            fill_ok = b.label("fill_counted")
-            count = b.gp()
-            a.ldr(count, _m(64, s.ctx, L.FILL_COUNT))
-            a.add(count, count, Imm(m))
-            a.cmp(count, Imm(256))
-            a.b_ls(fill_ok)
-            a.mov(count, Imm(256))
-            b.bind(fill_ok)
-            a.str(count, _m(64, s.ctx, L.FILL_COUNT))
+            record_filled(b, s.ctx, s.idx, m)
     if m == 1:
         partial = b.label("partial")
         with b.phase("rounds_3_nr"):
@@ -483,12 +475,8 @@ def _partial_tail(b: KernelBuilder, s: Stream, x: Reg, partial: Label) -> None:
 
 
 def _refresh(k: Kernel, b: KernelBuilder, s: Stream, bits: int, window_ok: Label) -> None:
-    """A new window: recompute the cache; keep, continue or restart the table fill.
-
-    The table is kept when the counter's bytes 0, 5, 10 match its tag and it is complete, or
-    when it is being filled and this block is the next entry to fill; otherwise the fill
-    restarts at this block's in15.
-    """
+    """A new window: recompute the cache; keep the table's run of filled entries when the
+    counter's bytes 0, 5, 10 match its tag, else empty it (a64/face_fill.py)."""
     a, face, ctx, lo, hi = b.asm, k.spec.face, s.ctx, s.lo, s.hi
     nr = ROUNDS[bits]
     base = b.gp()
@@ -497,31 +485,13 @@ def _refresh(k: Kernel, b: KernelBuilder, s: Stream, bits: int, window_ok: Label
     k.engine.rounds(k, b, s.keys, [x], 0, 1 if face == "r1" else 2, nr)
     a.str(x.q, _m(128, ctx, L.CACHE_R1 if face == "r1" else L.CACHE_R2))
     a.stp(base, hi, _m(128, ctx, L.WINDOW_LO))
-    restart = b.label("restart")
-    tag_lo, tag_hi, mask, here = b.gp(), b.gp(), b.gp(), b.gp()
+    tag_lo, tag_hi, mask = b.gp(), b.gp(), b.gp()
     b.emit("and", tag_lo, lo, Imm(L.TAG_LO_MASK))
     a.movz(mask, Imm(L.TAG_HI_MASK >> 16 & 0xFFFF), Imm(16))
     a.movk(mask, Imm(L.TAG_HI_MASK >> 48 & 0xFFFF), Imm(48))
     assert L.TAG_HI_MASK == (L.TAG_HI_MASK >> 16 & 0xFFFF) << 16 | (L.TAG_HI_MASK >> 48) << 48
     b.emit("and", tag_hi, hi, mask)
-    b.emit("and", here, lo, Imm(255))
-    old_lo, old_hi, start, count, pos = b.gp(), b.gp(), b.gp(), b.gp(), b.gp()
-    a.ldp(old_lo, old_hi, _m(128, ctx, L.TAG_LO))
-    a.cmp(tag_lo, old_lo)
-    a.b_ne(restart)
-    a.cmp(tag_hi, old_hi)
-    a.b_ne(restart)
-    a.ldp(start, count, _m(128, ctx, L.FILL_START))
-    a.cmp(count, Imm(256))
-    a.b_eq(window_ok)
-    a.add(pos, start, count)
-    b.emit("and", pos, pos, Imm(255))
-    a.cmp(pos, here)
-    a.b_eq(window_ok)
-    b.bind(restart)
-    a.stp(tag_lo, tag_hi, _m(128, ctx, L.TAG_LO))
-    a.stp(here, XZR, _m(128, ctx, L.FILL_START))
-    a.b(window_ok)
+    keep_or_empty_table(b, ctx, tag_lo, tag_hi, window_ok)
 
 
 ENTRY_POINTS = ("init", "set_iv", "xor_stream", "wipe")
